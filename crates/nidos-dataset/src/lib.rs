@@ -1,0 +1,2 @@
+//! nidos-dataset.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]

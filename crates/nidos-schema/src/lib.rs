@@ -1,0 +1,2 @@
+//! nidos-schema.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
