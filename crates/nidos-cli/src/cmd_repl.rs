@@ -1,0 +1,10 @@
+//! `nidos repl`.
+
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`nidos repl` is not built yet")
+}

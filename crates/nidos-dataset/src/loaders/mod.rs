@@ -1,0 +1,1 @@
+//! Loaders turn bytes into data. They never touch the filesystem themselves.
