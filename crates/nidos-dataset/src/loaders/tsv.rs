@@ -1,0 +1,311 @@
+//! Tab-separated tables (`.tsv`, `.tsv.gz`): no quoting, every cell a string (`n/a` included),
+//! LF or CRLF line ends, an optional UTF-8 byte-order mark (dropped, as the reference does).
+//!
+//! Reading is streamed: memory is bounded by [`TsvOptions::max_rows`] kept rows plus one line
+//! (itself capped at [`MAX_LINE_BYTES`]). Rows past the limit are still read, counted into
+//! [`Table::n_rows`], and checked (encoding, column count, empty lines), but not kept.
+
+use std::io::{self, BufRead, BufReader, Read};
+
+use super::text::{line_col, UTF8_BOM};
+use super::{LoadIssue, Loaded};
+
+/// The text is not UTF-8.
+pub const INVALID_FILE_ENCODING: &str = "INVALID_FILE_ENCODING";
+/// An empty line before the end of the file (one trailing empty line is allowed).
+pub const TSV_EMPTY_LINE: &str = "TSV_EMPTY_LINE";
+/// A row whose number of cells differs from the number of columns.
+pub const TSV_EQUAL_ROWS: &str = "TSV_EQUAL_ROWS";
+/// Two header cells are equal.
+pub const TSV_COLUMN_HEADER_DUPLICATE: &str = "TSV_COLUMN_HEADER_DUPLICATE";
+/// A generic table problem (a line longer than [`MAX_LINE_BYTES`]).
+pub const TSV_ERROR: &str = "TSV_ERROR";
+/// A `.gz` file that does not start with the gzip magic bytes.
+pub const GZ_NOT_GZIPPED: &str = "GZ_NOT_GZIPPED";
+/// A gzip stream that fails to inflate.
+pub const INVALID_GZIP: &str = "INVALID_GZIP";
+/// The reader failed.
+pub const FILE_READ: &str = "FILE_READ";
+
+/// Longest line accepted; longer lines are reported rather than buffered.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How to read a table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TsvOptions {
+    /// Keep at most this many data rows (all rows are still checked and counted).
+    pub max_rows: Option<usize>,
+}
+
+impl TsvOptions {
+    /// Keep every row.
+    pub fn all() -> Self {
+        TsvOptions { max_rows: None }
+    }
+
+    /// Keep at most `n` rows.
+    pub fn max_rows(n: usize) -> Self {
+        TsvOptions { max_rows: Some(n) }
+    }
+}
+
+/// A table read column-wise.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Table {
+    /// Column names in file order (unique).
+    pub headers: Vec<String>,
+    /// One vector of cells per header, each of the same length (the kept rows).
+    pub columns: Vec<Vec<String>>,
+    /// Number of data rows in the file (kept or not).
+    pub n_rows: usize,
+    /// True when rows beyond `max_rows` were dropped.
+    pub truncated: bool,
+}
+
+impl Table {
+    /// The cells of a column, by header name.
+    pub fn column(&self, name: &str) -> Option<&[String]> {
+        let i = self.headers.iter().position(|h| h == name)?;
+        self.columns.get(i).map(Vec::as_slice)
+    }
+
+    /// Number of rows kept in `columns`.
+    pub fn kept_rows(&self) -> usize {
+        self.columns.first().map_or(0, Vec::len)
+    }
+
+    /// The `columns` context field: an object from header to the array of its cells (strings).
+    pub fn to_value(&self) -> nidos_expr::Value {
+        use nidos_expr::Value;
+        let mut obj = nidos_expr::Object::with_capacity(self.headers.len());
+        for (h, col) in self.headers.iter().zip(&self.columns) {
+            let cells = col.iter().map(|c| Value::str(c.as_str())).collect();
+            obj.insert(h.clone(), Value::array(cells));
+        }
+        Value::object(obj)
+    }
+}
+
+/// Reads a table whose first line is the header.
+pub fn read_tsv(reader: impl Read, opts: &TsvOptions) -> Result<Loaded<Table>, LoadIssue> {
+    let mut r = BufReader::with_capacity(64 * 1024, reader);
+    parse(&mut r, None, opts, Source::Plain).map(Loaded::clean)
+}
+
+/// Reads a gzip-compressed table whose first line is the header.
+pub fn read_tsv_gz(reader: impl Read, opts: &TsvOptions) -> Result<Loaded<Table>, LoadIssue> {
+    with_gunzip(reader, |r| parse(r, None, opts, Source::Gzip))
+}
+
+/// Reads a table without a header row (e.g. `_physio.tsv.gz`, `_stim.tsv.gz`, whose columns
+/// the sidecar's `Columns` names). The first line is data, line numbers start at 1.
+pub fn read_tsv_headerless(
+    reader: impl Read,
+    columns: &[String],
+    opts: &TsvOptions,
+) -> Result<Loaded<Table>, LoadIssue> {
+    let mut r = BufReader::with_capacity(64 * 1024, reader);
+    parse(&mut r, Some(columns), opts, Source::Plain).map(Loaded::clean)
+}
+
+/// Reads a gzip-compressed table without a header row; see [`read_tsv_headerless`].
+pub fn read_tsv_gz_headerless(
+    reader: impl Read,
+    columns: &[String],
+    opts: &TsvOptions,
+) -> Result<Loaded<Table>, LoadIssue> {
+    with_gunzip(reader, |r| parse(r, Some(columns), opts, Source::Gzip))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Plain,
+    Gzip,
+}
+
+fn with_gunzip<R: Read>(
+    mut reader: R,
+    f: impl FnOnce(&mut dyn BufRead) -> Result<Table, LoadIssue>,
+) -> Result<Loaded<Table>, LoadIssue> {
+    let mut magic = [0u8; 2];
+    let mut got = 0;
+    while got < 2 {
+        let rest = magic.get_mut(got..).unwrap_or(&mut []);
+        match reader.read(rest) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(LoadIssue::error(FILE_READ, format!("read failed: {e}"))),
+        }
+    }
+    if got < 2 || magic != [0x1F, 0x8B] {
+        return Err(LoadIssue::error(
+            GZ_NOT_GZIPPED,
+            "the file has a .gz extension but is not gzip-compressed",
+        ));
+    }
+    let chained = io::Cursor::new(magic).chain(reader);
+    let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(32 * 1024, chained));
+    let mut r = BufReader::with_capacity(64 * 1024, decoder);
+    f(&mut r).map(Loaded::clean)
+}
+
+fn read_error(e: io::Error, source: Source) -> LoadIssue {
+    match source {
+        Source::Gzip => LoadIssue::error(INVALID_GZIP, format!("the gzip stream is corrupt: {e}")),
+        Source::Plain => LoadIssue::error(FILE_READ, format!("read failed: {e}")),
+    }
+}
+
+/// Reads one line (with its `\n`, if any) into `buf`; returns false at end of input.
+fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<bool> {
+    buf.clear();
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok(!buf.is_empty());
+        }
+        match memchr::memchr(b'\n', avail) {
+            Some(i) => {
+                buf.extend_from_slice(avail.get(..=i).unwrap_or(avail));
+                r.consume(i + 1);
+                return Ok(true);
+            }
+            None => {
+                let n = avail.len();
+                buf.extend_from_slice(avail);
+                r.consume(n);
+            }
+        }
+        if buf.len() > MAX_LINE_BYTES {
+            return Err(io::Error::other(LineTooLong));
+        }
+    }
+}
+
+#[derive(Debug)]
+struct LineTooLong;
+
+impl std::fmt::Display for LineTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line longer than {MAX_LINE_BYTES} bytes")
+    }
+}
+
+impl std::error::Error for LineTooLong {}
+
+fn utf8_line(buf: &[u8], line: usize) -> Result<&str, LoadIssue> {
+    std::str::from_utf8(buf).map_err(|e| {
+        let at = e.valid_up_to();
+        let (_, column) = line_col(buf, at);
+        let b = buf.get(at).copied().unwrap_or(0);
+        LoadIssue::error(
+            INVALID_FILE_ENCODING,
+            format!("invalid UTF-8 byte 0x{b:02X}; TSV files must be UTF-8"),
+        )
+        .at(line, column)
+    })
+}
+
+fn parse(
+    r: &mut dyn BufRead,
+    header: Option<&[String]>,
+    opts: &TsvOptions,
+    source: Source,
+) -> Result<Table, LoadIssue> {
+    let max_rows = opts.max_rows.unwrap_or(usize::MAX);
+    let mut buf: Vec<u8> = Vec::with_capacity(256);
+    let mut table = Table::default();
+    let mut line_no = 0usize;
+    let mut have_header = false;
+    if let Some(cols) = header {
+        table.headers = cols.to_vec();
+        table.columns = vec![Vec::new(); cols.len()];
+        have_header = true;
+    }
+    let mut pending_empty: Option<usize> = None;
+    loop {
+        let more = read_line(r, &mut buf).map_err(|e| {
+            if e.get_ref().is_some_and(|inner| inner.is::<LineTooLong>()) {
+                LoadIssue::error(TSV_ERROR, e.to_string()).at_line(line_no + 1)
+            } else {
+                read_error(e, source)
+            }
+        })?;
+        if !more {
+            break;
+        }
+        line_no += 1;
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+        }
+        let mut line: &[u8] = &buf;
+        if line_no == 1 {
+            line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
+        }
+        if !have_header {
+            have_header = true;
+            let text = utf8_line(line, line_no)?;
+            if !text.is_empty() {
+                table.headers = text.split('\t').map(str::to_owned).collect();
+            }
+            check_duplicates(&table.headers)?;
+            table.columns = vec![Vec::new(); table.headers.len()];
+            continue;
+        }
+        if let Some(l) = pending_empty {
+            return Err(LoadIssue::error(TSV_EMPTY_LINE, "empty line in the table").at_line(l));
+        }
+        if line.is_empty() {
+            pending_empty = Some(line_no);
+            continue;
+        }
+        let text = utf8_line(line, line_no)?;
+        let n_cells = memchr::memchr_iter(b'\t', line).count() + 1;
+        if n_cells != table.headers.len() {
+            return Err(LoadIssue::error(
+                TSV_EQUAL_ROWS,
+                format!(
+                    "row has {n_cells} cells but the table has {} columns",
+                    table.headers.len()
+                ),
+            )
+            .at_line(line_no));
+        }
+        if table.n_rows < max_rows {
+            for (col, cell) in table.columns.iter_mut().zip(text.split('\t')) {
+                col.push(cell.to_owned());
+            }
+        } else {
+            table.truncated = true;
+        }
+        table.n_rows += 1;
+    }
+    Ok(table)
+}
+
+fn check_duplicates(headers: &[String]) -> Result<(), LoadIssue> {
+    let mut seen = std::collections::HashSet::with_capacity(headers.len());
+    let mut dups: Vec<&str> = Vec::new();
+    for h in headers {
+        if !seen.insert(h.as_str()) && !dups.contains(&h.as_str()) {
+            dups.push(h);
+        }
+    }
+    if dups.is_empty() {
+        Ok(())
+    } else {
+        Err(LoadIssue::error(
+            TSV_COLUMN_HEADER_DUPLICATE,
+            format!("duplicate column headers: {}", dups.join(", ")),
+        )
+        .at_line(1))
+    }
+}

@@ -1,0 +1,238 @@
+//! Data-driven loader tests: every input file under `tests/data/loaders/<format>/` is one case,
+//! its expected output sits beside it as `<file>.expected.json` (and optional run options as
+//! `<file>.options.json`). One harness runs them all.
+//!
+//! Expected output is `{"value": …, "issues": […]}` for a successful load and `{"error": {…}}`
+//! for a failed one. Issue messages are informative only: they are not compared.
+//! Set `NIDOS_BLESS=1` to (re)write missing or differing `.expected.json` files of the JSON,
+//! TSV, gzip, TIFF, bval and bvec cases (NIfTI expectations come from nibabel, see
+//! `data/loaders/nifti/make.py`, and are never blessed).
+
+use std::path::{Path, PathBuf};
+
+use nidos_dataset::loaders::{self, LoadIssue, Loaded};
+use serde_json::{json, Value as Json};
+
+fn data_dir(kind: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/loaders")
+        .join(kind)
+}
+
+fn is_aux(name: &str) -> bool {
+    name.ends_with(".expected.json")
+        || name.ends_with(".options.json")
+        || name.ends_with(".py")
+        || name.ends_with(".md")
+        || name.starts_with('.')
+}
+
+/// The input files of one format, sorted.
+fn inputs(kind: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(data_dir(kind))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && !is_aux(&name_of(p)))
+        .collect();
+    out.sort();
+    out
+}
+
+fn name_of(p: &Path) -> String {
+    p.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+fn sidecar(p: &Path, suffix: &str) -> PathBuf {
+    p.with_file_name(format!("{}{suffix}", name_of(p)))
+}
+
+fn options(p: &Path) -> Json {
+    match std::fs::read(sidecar(p, ".options.json")) {
+        Ok(b) => serde_json::from_slice(&b).unwrap(),
+        Err(_) => json!({}),
+    }
+}
+
+fn issue_json(i: &LoadIssue) -> Json {
+    i.to_json()
+}
+
+fn outcome<T>(r: Result<Loaded<T>, LoadIssue>, f: impl FnOnce(&T) -> Json) -> Json {
+    match r {
+        Ok(l) => json!({
+            "value": f(&l.value),
+            "issues": l.issues.iter().map(issue_json).collect::<Vec<_>>(),
+        }),
+        Err(e) => json!({ "error": issue_json(&e) }),
+    }
+}
+
+/// Removes `message` keys (informative text) before comparing.
+fn strip_messages(v: &mut Json) {
+    match v {
+        Json::Object(m) => {
+            if m.contains_key("code") {
+                m.remove("message");
+            }
+            m.values_mut().for_each(strip_messages);
+        }
+        Json::Array(a) => a.iter_mut().for_each(strip_messages),
+        _ => {}
+    }
+}
+
+/// Structural equality where numbers compare as f64 within a few ulps (JSON text round trips of
+/// doubles differ between libraries in the last bit).
+fn same(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            x == y || (x - y).abs() <= 4.0 * f64::EPSILON * x.abs().max(y.abs())
+        }
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+struct Run {
+    failures: Vec<String>,
+    count: usize,
+}
+
+impl Run {
+    fn new() -> Self {
+        Run {
+            failures: Vec::new(),
+            count: 0,
+        }
+    }
+
+    fn check(&mut self, input: &Path, actual: Json, blessable: bool) {
+        self.count += 1;
+        let exp_path = sidecar(input, ".expected.json");
+        let bless = blessable && std::env::var_os("NIDOS_BLESS").is_some();
+        let expected: Option<Json> = std::fs::read(&exp_path)
+            .ok()
+            .map(|b| serde_json::from_slice(&b).unwrap());
+        let mut a = actual.clone();
+        strip_messages(&mut a);
+        let ok = expected.as_ref().is_some_and(|e| {
+            let mut e = e.clone();
+            strip_messages(&mut e);
+            same(&a, &e)
+        });
+        if ok {
+            return;
+        }
+        if bless {
+            let text = serde_json::to_string_pretty(&actual).unwrap() + "\n";
+            std::fs::write(&exp_path, text).unwrap();
+            eprintln!("blessed {}", exp_path.display());
+            return;
+        }
+        self.failures.push(format!(
+            "{}:\n  expected: {}\n  actual:   {}",
+            input.display(),
+            expected.map_or("<missing>".into(), |e| e.to_string()),
+            actual
+        ));
+    }
+
+    fn finish(self, kind: &str) {
+        assert!(self.count > 0, "no {kind} cases found");
+        if !self.failures.is_empty() {
+            panic!(
+                "{} of {} {kind} cases failed:\n{}",
+                self.failures.len(),
+                self.count,
+                self.failures.join("\n")
+            );
+        }
+    }
+}
+
+#[test]
+fn json_cases() {
+    let mut run = Run::new();
+    for input in inputs("json") {
+        let bytes = std::fs::read(&input).unwrap();
+        let r = loaders::json::read_json_object(&bytes);
+        let actual = outcome(r, |m| Json::Object(m.clone()));
+        run.check(&input, actual, true);
+    }
+    run.finish("json");
+}
+
+fn table_json(t: &loaders::tsv::Table) -> Json {
+    let columns: serde_json::Map<String, Json> = t
+        .headers
+        .iter()
+        .zip(&t.columns)
+        .map(|(h, c)| (h.clone(), json!(c)))
+        .collect();
+    // The context value must say the same thing.
+    assert_eq!(t.to_value().to_json(), Json::Object(columns.clone()));
+    for (h, c) in t.headers.iter().zip(&t.columns) {
+        assert_eq!(t.column(h), Some(c.as_slice()));
+    }
+    json!({
+        "headers": t.headers,
+        "columns": columns,
+        "n_rows": t.n_rows,
+        "truncated": t.truncated,
+    })
+}
+
+#[test]
+fn tsv_cases() {
+    use loaders::tsv::{self, TsvOptions};
+    let mut run = Run::new();
+    for input in inputs("tsv") {
+        let bytes = std::fs::read(&input).unwrap();
+        let opts = options(&input);
+        let to = TsvOptions {
+            max_rows: opts["max_rows"].as_u64().map(|n| n as usize),
+        };
+        let headerless: Option<Vec<String>> = opts
+            .get("headerless")
+            .map(|h| serde_json::from_value(h.clone()).unwrap());
+        let gz = name_of(&input).ends_with(".gz");
+        let r = match (gz, &headerless) {
+            (false, None) => tsv::read_tsv(bytes.as_slice(), &to),
+            (true, None) => tsv::read_tsv_gz(bytes.as_slice(), &to),
+            (false, Some(h)) => tsv::read_tsv_headerless(bytes.as_slice(), h, &to),
+            (true, Some(h)) => tsv::read_tsv_gz_headerless(bytes.as_slice(), h, &to),
+        };
+        run.check(&input, outcome(r, table_json), true);
+    }
+    run.finish("tsv");
+}
+
+/// A reader that hands out one byte at a time must give the same table (streaming edges).
+#[test]
+fn tsv_byte_at_a_time() {
+    struct Trickle<'a>(&'a [u8]);
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match (self.0.split_first(), buf.first_mut()) {
+                (Some((b, rest)), Some(slot)) => {
+                    *slot = *b;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+    let text = b"\xef\xbb\xbfa\tb\r\n1\t2\r\nn/a\t4\r\n";
+    let opts = loaders::tsv::TsvOptions::default();
+    let a = loaders::tsv::read_tsv(Trickle(text), &opts).unwrap();
+    let b = loaders::tsv::read_tsv(&text[..], &opts).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.value.column("a").unwrap(), ["1", "n/a"]);
+}
