@@ -38,9 +38,7 @@ impl ObjectContext {
     /// Builds a context from a JSON value; anything but an object gives an empty scope.
     pub fn from_json(v: &serde_json::Value) -> Self {
         match Value::from(v) {
-            Value::Object(o) => Self {
-                root: (*o).clone(),
-            },
+            Value::Object(o) => Self { root: (*o).clone() },
             _ => Self::default(),
         }
     }

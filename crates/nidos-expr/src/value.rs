@@ -112,9 +112,9 @@ impl Value {
             Value::Number(n) => number_to_json(*n),
             Value::String(s) => serde_json::Value::String(s.to_string()),
             Value::Array(a) => serde_json::Value::Array(a.iter().map(Value::to_json).collect()),
-            Value::Object(o) => serde_json::Value::Object(
-                o.iter().map(|(k, v)| (k.clone(), v.to_json())).collect(),
-            ),
+            Value::Object(o) => {
+                serde_json::Value::Object(o.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            }
         }
     }
 }

@@ -1,0 +1,349 @@
+//! From source text to [`Expr`], through the pest grammar in `grammar/expr.pest`.
+
+use std::sync::Arc;
+
+use pest::iterators::Pair;
+use pest::Parser as _;
+
+use crate::ast::Expr;
+use crate::registry::{self, REGISTRY};
+use crate::value::Value;
+
+#[derive(pest_derive::Parser)]
+#[grammar = "../../grammar/expr.pest"]
+struct Grammar;
+
+/// Why a text is not an expression, and where.
+///
+/// Variants of the message, each with an input that triggers it:
+/// - `expected an operand` — `1 +`
+/// - `expected an operator or the end of the expression` — `a b`
+/// - `expected \`)\``/`\`]\`` — `(1`, `[1, 2`
+/// - `unterminated string` — `"abc`
+/// - `wrong number of arguments` — `length(1, 2)`
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message} at line {line}, column {column}")]
+pub struct ParseError {
+    /// What went wrong, saying what was expected.
+    pub message: String,
+    /// Byte offset into the source.
+    pub offset: usize,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, counted in characters.
+    pub column: usize,
+}
+
+impl ParseError {
+    fn at(src: &str, offset: usize, message: String) -> ParseError {
+        let offset = offset.min(src.len());
+        let before = src.get(..offset).unwrap_or(src);
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let column = before.get(line_start..).unwrap_or("").chars().count() + 1;
+        ParseError {
+            message,
+            offset,
+            line,
+            column,
+        }
+    }
+
+    /// The source line holding the error and a caret under the column, for display.
+    pub fn snippet(&self, src: &str) -> String {
+        let line = src.lines().nth(self.line - 1).unwrap_or("");
+        let pad: String = line
+            .chars()
+            .take(self.column - 1)
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        format!("{line}\n{pad}^")
+    }
+}
+
+fn describe(rule: &Rule) -> Option<&'static str> {
+    Some(match rule {
+        Rule::EOI => "the end of the expression",
+        Rule::or_op => "`||`",
+        Rule::and_op => "`&&`",
+        Rule::cmp_op | Rule::in_op => "a comparison",
+        Rule::add_op => "`+` or `-`",
+        Rule::mul_op => "`*`, `/` or `%`",
+        Rule::pow_op => "`**`",
+        Rule::member => "`.name`",
+        Rule::index => "`[index]`",
+        Rule::number
+        | Rule::string
+        | Rule::array
+        | Rule::object
+        | Rule::call
+        | Rule::name
+        | Rule::paren
+        | Rule::not_op
+        | Rule::neg_op
+        | Rule::expression
+        | Rule::or_expr
+        | Rule::and_expr
+        | Rule::not_expr
+        | Rule::cmp_expr
+        | Rule::add_expr
+        | Rule::mul_expr
+        | Rule::pow_expr
+        | Rule::unary
+        | Rule::postfix
+        | Rule::expr
+        | Rule::primary => "an operand",
+        Rule::ident => "a name",
+        Rule::dq_string | Rule::sq_string => return None,
+        Rule::ident_char | Rule::WHITESPACE => return None,
+    })
+}
+
+fn convert_error(src: &str, e: pest::error::Error<Rule>) -> ParseError {
+    let offset = match e.location {
+        pest::error::InputLocation::Pos(p) => p,
+        pest::error::InputLocation::Span((s, _)) => s,
+    };
+    let message = match &e.variant {
+        pest::error::ErrorVariant::ParsingError { positives, .. } => {
+            let mut wanted: Vec<&str> = positives.iter().filter_map(describe).collect();
+            let rest = src.get(offset..).unwrap_or("");
+            let in_string = unterminated_string(src, offset);
+            if in_string {
+                return ParseError::at(src, offset, "unterminated string".into());
+            }
+            // Closing brackets pest tried as literals show up as an empty list.
+            if wanted.is_empty() {
+                wanted.push("an operand");
+            }
+            wanted.sort();
+            wanted.dedup();
+            let list = match wanted.as_slice() {
+                [one] => one.to_string(),
+                [init @ .., last] => format!("{} or {}", init.join(", "), last),
+                [] => String::new(),
+            };
+            let found = match rest.chars().next() {
+                None => "end of input".to_string(),
+                Some(c) => format!("`{c}`"),
+            };
+            format!("expected {list}, found {found}")
+        }
+        pest::error::ErrorVariant::CustomError { message } => message.clone(),
+    };
+    ParseError::at(src, offset, message)
+}
+
+/// Whether `offset` lies after an opening quote that is never closed.
+fn unterminated_string(src: &str, offset: usize) -> bool {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in src.char_indices() {
+        if i >= offset && quote.is_none() {
+            return false;
+        }
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None => {}
+        }
+    }
+    quote.is_some()
+}
+
+/// Parses one expression.
+pub fn parse(src: &str) -> Result<Expr> {
+    let mut pairs = Grammar::parse(Rule::expression, src).map_err(|e| convert_error(src, e))?;
+    let top = pairs
+        .next()
+        .ok_or_else(|| ParseError::at(src, 0, "expected an expression".into()))?;
+    let inner = top
+        .into_inner()
+        .next()
+        .ok_or_else(|| ParseError::at(src, 0, "expected an expression".into()))?;
+    build(src, inner)
+}
+
+type Result<T> = std::result::Result<T, ParseError>;
+
+fn bug(src: &str, pair: &Pair<Rule>) -> ParseError {
+    ParseError::at(
+        src,
+        pair.as_span().start(),
+        format!("internal parser error at {:?}", pair.as_rule()),
+    )
+}
+
+fn build(src: &str, pair: Pair<Rule>) -> Result<Expr> {
+    match pair.as_rule() {
+        Rule::or_expr | Rule::and_expr | Rule::cmp_expr | Rule::add_expr | Rule::mul_expr => {
+            let mut inner = pair.into_inner();
+            let first = inner
+                .next()
+                .ok_or_else(|| ParseError::at(src, 0, "empty".into()))?;
+            let mut lhs = build(src, first)?;
+            while let Some(op) = inner.next() {
+                let rhs_pair = inner.next().ok_or_else(|| bug(src, &op))?;
+                let rhs = build(src, rhs_pair)?;
+                let name = binary_name(op.as_str().trim());
+                lhs = Expr::call(&name, vec![lhs, rhs]);
+            }
+            Ok(lhs)
+        }
+        Rule::pow_expr => {
+            let mut inner = pair.into_inner();
+            let base_pair = inner
+                .next()
+                .ok_or_else(|| ParseError::at(src, 0, "empty".into()))?;
+            let base = build(src, base_pair)?;
+            match (inner.next(), inner.next()) {
+                (Some(_op), Some(exp)) => Ok(Expr::call("_**_", vec![base, build(src, exp)?])),
+                _ => Ok(base),
+            }
+        }
+        Rule::not_expr | Rule::unary => {
+            let span_start = pair.as_span().start();
+            let mut inner = pair.into_inner();
+            let first = inner
+                .next()
+                .ok_or_else(|| ParseError::at(src, span_start, "empty".into()))?;
+            match first.as_rule() {
+                Rule::not_op | Rule::neg_op => {
+                    let name = if first.as_rule() == Rule::not_op {
+                        "!_"
+                    } else {
+                        "-_"
+                    };
+                    let operand = inner.next().ok_or_else(|| bug(src, &first))?;
+                    Ok(Expr::call(name, vec![build(src, operand)?]))
+                }
+                _ => build(src, first),
+            }
+        }
+        Rule::postfix => {
+            let mut inner = pair.into_inner();
+            let first = inner
+                .next()
+                .ok_or_else(|| ParseError::at(src, 0, "empty".into()))?;
+            let mut e = build(src, first)?;
+            for p in inner {
+                match p.as_rule() {
+                    Rule::member => {
+                        let name = p.into_inner().next().map(|n| n.as_str()).unwrap_or("");
+                        e = Expr::Member(Box::new(e), Arc::from(name));
+                    }
+                    Rule::index => {
+                        let start = p.as_span().start();
+                        let idx = p.into_inner().next().ok_or_else(|| {
+                            ParseError::at(src, start, "expected an index".into())
+                        })?;
+                        e = Expr::Index(Box::new(e), Box::new(build(src, idx)?));
+                    }
+                    _ => return Err(bug(src, &p)),
+                }
+            }
+            Ok(e)
+        }
+        Rule::paren => {
+            let start = pair.as_span().start();
+            let inner = pair
+                .into_inner()
+                .next()
+                .ok_or_else(|| ParseError::at(src, start, "expected an expression".into()))?;
+            build(src, inner)
+        }
+        Rule::number => {
+            let text = pair.as_str();
+            match text.parse::<f64>() {
+                Ok(n) => Ok(Expr::Literal(Value::Number(n))),
+                Err(_) => Err(ParseError::at(
+                    src,
+                    pair.as_span().start(),
+                    format!("invalid number `{text}`"),
+                )),
+            }
+        }
+        Rule::string => {
+            let raw = pair.into_inner().next().map(|p| p.as_str()).unwrap_or("");
+            Ok(Expr::Literal(Value::str(unescape(raw))))
+        }
+        Rule::array => {
+            let items = pair
+                .into_inner()
+                .map(|p| build(src, p))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Expr::array(items))
+        }
+        Rule::object => Ok(Expr::Literal(Value::object(Default::default()))),
+        Rule::name => Ok(match pair.as_str() {
+            "true" => Expr::Literal(Value::Bool(true)),
+            "false" => Expr::Literal(Value::Bool(false)),
+            "null" => Expr::Literal(Value::Null),
+            other => Expr::Name(Arc::from(other)),
+        }),
+        Rule::call => {
+            let start = pair.as_span().start();
+            let mut inner = pair.into_inner();
+            let name_pair = inner
+                .next()
+                .ok_or_else(|| ParseError::at(src, start, "empty".into()))?;
+            let name = name_pair.as_str();
+            let args = inner.map(|p| build(src, p)).collect::<Result<Vec<_>>>()?;
+            if let Some(func) = registry::lookup(name) {
+                if let Some(entry) = REGISTRY.iter().find(|e| e.func == func) {
+                    if args.len() < entry.min_args || args.len() > entry.max_args {
+                        let want = if entry.min_args == entry.max_args {
+                            format!("{}", entry.min_args)
+                        } else {
+                            format!("{} to {}", entry.min_args, entry.max_args)
+                        };
+                        return Err(ParseError::at(
+                            src,
+                            start,
+                            format!(
+                                "wrong number of arguments: `{name}` takes {want}, found {}",
+                                args.len()
+                            ),
+                        ));
+                    }
+                }
+            }
+            Ok(Expr::call(name, args))
+        }
+        _ => Err(bug(src, &pair)),
+    }
+}
+
+fn binary_name(op: &str) -> String {
+    format!("_{op}_")
+}
+
+/// Resolves escapes: `\\` is one backslash and a backslash before a quote is the
+/// quote; any other backslash stays, so `'\.nii'` keeps its regex escape.
+fn unescape(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some(n @ ('\\' | '"' | '\'')) => out.push(n),
+                Some(n) => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                None => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

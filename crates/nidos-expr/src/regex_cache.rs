@@ -1,0 +1,53 @@
+//! Compiled ECMAScript regular expressions for `match`: literal patterns are compiled
+//! once at parse time; computed patterns go through a small process-wide cache.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+/// A pattern compiled with `regress` (no flags: the `new RegExp(p)` of JavaScript),
+/// or the reason it does not compile.
+#[derive(Debug)]
+pub struct CompiledRegex {
+    regex: Result<regress::Regex, String>,
+}
+
+impl CompiledRegex {
+    pub fn compile(pattern: &str) -> CompiledRegex {
+        CompiledRegex {
+            regex: regress::Regex::new(pattern).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Unanchored search. `None` when the pattern is invalid.
+    pub fn is_match(&self, text: &str) -> Option<bool> {
+        match &self.regex {
+            Ok(re) => Some(re.find(text).is_some()),
+            Err(_) => None,
+        }
+    }
+}
+
+const CACHE_LIMIT: usize = 1024;
+
+fn cache() -> &'static RwLock<HashMap<String, Arc<CompiledRegex>>> {
+    static CACHE: OnceLock<RwLock<HashMap<String, Arc<CompiledRegex>>>> = OnceLock::new();
+    CACHE.get_or_init(|| RwLock::new(HashMap::new()))
+}
+
+/// The compiled form of a pattern computed at evaluation time.
+pub fn cached(pattern: &str) -> Arc<CompiledRegex> {
+    if let Ok(map) = cache().read() {
+        if let Some(re) = map.get(pattern) {
+            return re.clone();
+        }
+    }
+    let compiled = Arc::new(CompiledRegex::compile(pattern));
+    if let Ok(mut map) = cache().write() {
+        if map.len() >= CACHE_LIMIT {
+            // Patterns computed from data are rare; dropping everything keeps this simple.
+            map.clear();
+        }
+        map.insert(pattern.to_string(), compiled.clone());
+    }
+    compiled
+}

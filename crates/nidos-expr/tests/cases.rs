@@ -1,0 +1,96 @@
+//! The one data-driven harness: every `{expression, result[, context][, exists]}` case
+//! in `tests/expr/*.yaml`, the examples of `docs/expression-language.md`, and the
+//! standard's `expression_tests.yaml` from `../shared` when present.
+
+use std::path::{Path, PathBuf};
+
+use nidos_expr::cases::{Case, Outcome};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn shared_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+fn load_yaml(path: &Path) -> Vec<Case> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc: serde_json::Value =
+        serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Case::list_from_json(&doc).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Runs cases, printing each failure; returns (passed, failures).
+fn run(label: &str, cases: &[Case]) -> (usize, Vec<String>) {
+    let mut passed = 0;
+    let mut failures = Vec::new();
+    for case in cases {
+        match case.run() {
+            Outcome::Pass => passed += 1,
+            Outcome::Wrong { got } => failures.push(format!(
+                "{label}: `{}` gave {} but expected {}",
+                case.expression, got, case.result
+            )),
+            Outcome::ParseError { message } => failures.push(format!(
+                "{label}: `{}` did not parse: {message}",
+                case.expression
+            )),
+        }
+    }
+    (passed, failures)
+}
+
+#[test]
+fn own_case_files() {
+    let dir = repo_root().join("tests/expr");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no case files in {}", dir.display());
+    let mut total = 0;
+    let mut failures = Vec::new();
+    for f in &files {
+        let cases = load_yaml(f);
+        total += cases.len();
+        let label = f.file_name().unwrap().to_string_lossy().to_string();
+        let (_, fails) = run(&label, &cases);
+        failures.extend(fails);
+    }
+    for f in &failures {
+        println!("FAIL {f}");
+    }
+    println!(
+        "{} cases in {} files, {} failed",
+        total,
+        files.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed",
+        failures.len(),
+        total
+    );
+    assert!(total >= 150, "only {total} cases");
+}
+
+#[test]
+fn upstream_expression_tests() {
+    let path = shared_root().join("conformance/expression_tests.yaml");
+    if !path.exists() {
+        println!("skipped: {} is absent", path.display());
+        return;
+    }
+    let cases = load_yaml(&path);
+    let (passed, failures) = run("expression_tests.yaml", &cases);
+    for f in &failures {
+        println!("FAIL {f}");
+    }
+    println!("{passed} passed, {} failed", failures.len());
+    assert!(failures.is_empty());
+    assert_eq!(cases.len(), 77);
+}
