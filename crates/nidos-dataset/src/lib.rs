@@ -1,5 +1,36 @@
 //! Datasets on disk: the file tree, file names, sidecar inheritance, associations,
 //! file loaders, and the lazily built per-file context that rule expressions read.
+//!
+//! ```ignore
+//! use nidos_dataset::{Dataset, OpenOptions};
+//! use nidos_expr::Context;
+//! let schema = nidos_schema::load_path("schema.json".as_ref())?;
+//! let ds = Dataset::open("my-dataset".as_ref(), &schema, &OpenOptions::default())?;
+//! for f in ds.files().iter().filter(|f| f.validated()) {
+//!     let ctx = ds.context(f);
+//!     println!("{} {}", f.path, ctx.lookup("suffix"));
+//! }
+//! ```
+//!
+//! Architecture invariants: nothing is read outside the dataset root through a context
+//! (`exists()` works on the walked tree; links leaving the dataset are never read); each
+//! file's content is parsed at most once per dataset; a bad file is an issue, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod assoc;
+pub mod context;
+pub mod dataset;
+pub mod filename;
+pub mod fs;
+pub mod inherit;
+pub mod load;
 pub mod loaders;
+mod walk;
+
+pub use context::{locate, open_file_context, FileContext, OpenedFile, CONTEXT_NAMES};
+pub use dataset::{
+    Dataset, DatasetError, DatasetIssue, FileEntry, OpenOptions, SchemaInfo, Severity,
+};
+pub use filename::{parse_name, NameTable, ParsedName};
+pub use fs::{Fs, MemFs, OsFs};
+pub use inherit::{SidecarMerge, SidecarOverride};

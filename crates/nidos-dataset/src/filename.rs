@@ -1,0 +1,175 @@
+//! File names: entities, suffix, extension and stem, without regular expressions.
+
+use std::collections::{HashMap, HashSet};
+
+/// What file-name parsing needs to know from the schema: the entities (short key ↔ long
+/// name, in the schema's canonical order) and the known datatypes.
+#[derive(Clone, Debug, Default)]
+pub struct NameTable {
+    /// Short key (`sub`) → long name (`subject`).
+    pub key_to_name: HashMap<String, String>,
+    /// Long names in the schema's entity order.
+    pub order: Vec<String>,
+    pub datatypes: HashSet<String>,
+}
+
+impl NameTable {
+    /// Reads `objects.entities`, `rules.entities` and `objects.datatypes` of a compiled schema.
+    pub fn from_schema_json(raw: &serde_json::Value) -> Self {
+        let mut key_to_name = HashMap::new();
+        if let Some(ents) = raw.pointer("/objects/entities").and_then(|v| v.as_object()) {
+            for (long, def) in ents {
+                if let Some(short) = def.get("name").and_then(|v| v.as_str()) {
+                    key_to_name.insert(short.to_string(), long.clone());
+                }
+            }
+        }
+        let mut order: Vec<String> = raw
+            .pointer("/rules/entities")
+            .and_then(|v| v.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if order.is_empty() {
+            order = key_to_name.values().cloned().collect();
+            order.sort();
+        }
+        let datatypes = raw
+            .pointer("/objects/datatypes")
+            .and_then(|v| v.as_object())
+            .map(|o| {
+                o.iter()
+                    .map(|(k, v)| {
+                        v.get("value")
+                            .and_then(|x| x.as_str())
+                            .unwrap_or(k)
+                            .to_string()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            key_to_name,
+            order,
+            datatypes,
+        }
+    }
+
+    /// The long name of a short key; unknown keys map to themselves.
+    pub fn long_name<'a>(&'a self, key: &'a str) -> &'a str {
+        self.key_to_name.get(key).map(String::as_str).unwrap_or(key)
+    }
+}
+
+/// A parsed file name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ParsedName {
+    /// `(short key, value)` pairs in file-name order (`[("sub","01"), ("task","rest")]`).
+    pub pairs: Vec<(String, String)>,
+    /// The suffix (last `_`-separated part without a `-`), if any.
+    pub suffix: Option<String>,
+    /// The extension, from the left-most period that follows an alphanumeric character
+    /// (`.nii.gz`); empty when there is none. Directories treated as files end with `/`.
+    pub extension: String,
+    /// The name without its extension.
+    pub stem: String,
+    /// Parts of the stem that are neither `key-value` pairs nor the final suffix.
+    pub stray: Vec<String>,
+}
+
+impl ParsedName {
+    /// The value of an entity by short key.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether every entity of `self` appears with the same value in `other`, except the
+    /// keys in `free` (which may take any value).
+    pub fn entities_subset_of(&self, other: &ParsedName, free: &[String]) -> bool {
+        self.pairs
+            .iter()
+            .all(|(k, v)| free.iter().any(|f| f == k) || other.get(k) == Some(v.as_str()))
+    }
+}
+
+/// Splits a name into stem and extension.
+pub fn split_extension(name: &str) -> (&str, &str) {
+    let b = name.as_bytes();
+    for i in 1..b.len() {
+        if b[i] == b'.' && b[i - 1].is_ascii_alphanumeric() {
+            return (&name[..i], &name[i..]);
+        }
+    }
+    (name, "")
+}
+
+/// Parses one file name (the last path component; `is_dir` appends `/` to the extension).
+pub fn parse_name(name: &str, is_dir: bool) -> ParsedName {
+    let (stem, ext) = split_extension(name);
+    let mut extension = ext.to_string();
+    if is_dir {
+        extension.push('/');
+    }
+    let mut out = ParsedName {
+        extension,
+        stem: stem.to_string(),
+        ..Default::default()
+    };
+    let parts: Vec<&str> = stem.split('_').collect();
+    let n = parts.len();
+    for (i, part) in parts.iter().enumerate() {
+        match part.split_once('-') {
+            Some((k, v)) => out.pairs.push((k.to_string(), v.to_string())),
+            None if i + 1 == n => {
+                if !part.is_empty() {
+                    out.suffix = Some(part.to_string())
+                }
+            }
+            None => out.stray.push(part.to_string()),
+        }
+    }
+    out
+}
+
+/// The datatype of a file from its dataset-relative path (`/sub-01/anat/x.nii`): the
+/// parent directory's name when it is a known datatype.
+pub fn datatype_of<'a>(path: &'a str, table: &NameTable) -> Option<&'a str> {
+    let trimmed = path.trim_end_matches('/');
+    let dir = &trimmed[..trimmed.rfind('/')?];
+    let parent = &dir[dir.rfind('/').map(|i| i + 1).unwrap_or(0)..];
+    if table.datatypes.contains(parent) {
+        Some(parent)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        let p = parse_name("sub-01_task-rest_run-1_bold.nii.gz", false);
+        assert_eq!(p.suffix.as_deref(), Some("bold"));
+        assert_eq!(p.extension, ".nii.gz");
+        assert_eq!(p.stem, "sub-01_task-rest_run-1_bold");
+        assert_eq!(p.get("task"), Some("rest"));
+        let p = parse_name("sub-01_SPIM.ome.zarr", true);
+        assert_eq!(p.extension, ".ome.zarr/");
+        let p = parse_name(".bidsignore", false);
+        assert_eq!(p.extension, "");
+        let p = parse_name("README", false);
+        assert_eq!(p.suffix.as_deref(), Some("README"));
+        assert_eq!(
+            split_extension("sub-01_desc-1.5mm_T1w.nii"),
+            ("sub-01_desc-1", ".5mm_T1w.nii")
+        );
+    }
+}

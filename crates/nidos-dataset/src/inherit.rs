@@ -1,0 +1,182 @@
+//! The inheritance principle: files that apply to a data file are searched from its
+//! directory up to the dataset root; a candidate shares the suffix, has one of the
+//! target extensions, and its entities are a subset of the data file's. Sidecars merge
+//! root → deep, a deeper value overriding a shallower one.
+
+use indexmap::IndexMap;
+use nidos_expr::{Object, Value};
+
+use crate::dataset::{Dataset, DatasetIssue, Severity};
+
+/// What to look for.
+pub(crate) struct Target<'a> {
+    /// Required suffix (`None`: the source file's own suffix).
+    pub suffix: Option<&'a str>,
+    pub extensions: &'a [String],
+    /// Entities a candidate may carry with any value (e.g. `space` for electrodes).
+    pub free_entities: &'a [String],
+    /// Search parent directories too (else only the file's own directory).
+    pub inherit: bool,
+}
+
+/// The directories from a file's own up to the root (`/sub-01/anat/`, `/sub-01/`, `/`).
+pub(crate) fn dir_chain(dir: &str) -> Vec<&str> {
+    let mut out = vec![dir];
+    let mut cur = dir.trim_end_matches('/');
+    while let Some(i) = cur.rfind('/') {
+        out.push(&dir[..=i]);
+        cur = &cur[..i];
+    }
+    out.dedup();
+    out
+}
+
+/// Candidates per directory, deepest first; levels without a candidate are skipped.
+pub(crate) fn walk_back(ds: &Dataset, src: usize, t: &Target<'_>) -> Vec<Vec<usize>> {
+    let file = &ds.files[src];
+    let Some(suffix) = t.suffix.or(file.name.suffix.as_deref()) else {
+        return Vec::new();
+    };
+    let chain = dir_chain(file.dir());
+    let chain = if t.inherit { &chain[..] } else { &chain[..1] };
+    let mut levels = Vec::new();
+    for dir in chain {
+        let Some(members) = ds.dirs.get(*dir) else {
+            continue;
+        };
+        let found: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let c = &ds.files[i];
+                i != src
+                    && c.name.suffix.as_deref() == Some(suffix)
+                    && t.extensions.iter().any(|e| e == &c.name.extension)
+                    && c.name.entities_subset_of(&file.name, t.free_entities)
+            })
+            .collect();
+        if !found.is_empty() {
+            levels.push(found);
+        }
+    }
+    levels
+}
+
+/// Picks one candidate of a level: the only one, or the one whose entities equal the
+/// source's; `None` when the level is ambiguous.
+pub(crate) fn pick(ds: &Dataset, src: usize, cands: &[usize]) -> Option<usize> {
+    if cands.len() == 1 {
+        return Some(cands[0]);
+    }
+    let file = &ds.files[src].name;
+    let exact: Vec<usize> = cands
+        .iter()
+        .copied()
+        .filter(|&i| ds.files[i].name.pairs.len() == file.pairs.len())
+        .collect();
+    (exact.len() == 1).then(|| exact[0])
+}
+
+pub(crate) fn ambiguity(ds: &Dataset, src: usize, what: &str, cands: &[usize]) -> DatasetIssue {
+    let names: Vec<&str> = cands.iter().map(|&i| ds.files[i].path.as_str()).collect();
+    DatasetIssue::new(
+        "MULTIPLE_INHERITABLE_FILES",
+        Severity::Error,
+        &ds.files[src].path,
+        format!(
+            "more than one {what} applies at the same level: {}",
+            names.join(", ")
+        ),
+    )
+}
+
+/// A value set by a shallower sidecar and replaced by a deeper one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SidecarOverride {
+    pub key: String,
+    /// The sidecar whose value was replaced.
+    pub shallow: String,
+    /// The sidecar whose value won.
+    pub deep: String,
+}
+
+/// The merged sidecar of one file.
+#[derive(Clone, Debug, Default)]
+pub struct SidecarMerge {
+    /// The merged object (`Value::Object`, empty when no sidecar applies).
+    pub value: Value,
+    /// Per key: the sidecar that set the final value.
+    pub sources: IndexMap<String, String>,
+    /// Keys whose value a deeper sidecar changed.
+    pub overrides: Vec<SidecarOverride>,
+    /// The sidecars merged, root first.
+    pub files: Vec<String>,
+    /// Ambiguities found while searching.
+    pub issues: Vec<DatasetIssue>,
+}
+
+/// Merges the sidecars of file `src` (`.json` files themselves get an empty sidecar).
+pub(crate) fn merge_sidecars(ds: &Dataset, src: usize) -> SidecarMerge {
+    let file = &ds.files[src];
+    let mut out = SidecarMerge {
+        value: Value::object(Object::new()),
+        ..Default::default()
+    };
+    if file.name.extension == ".json" {
+        return out;
+    }
+    let exts = [".json".to_string()];
+    let t = Target {
+        suffix: None,
+        extensions: &exts,
+        free_entities: &[],
+        inherit: true,
+    };
+    let mut chain = Vec::new();
+    for level in walk_back(ds, src, &t) {
+        match pick(ds, src, &level) {
+            Some(i) => chain.push(i),
+            None => out.issues.push(ambiguity(ds, src, "sidecar", &level)),
+        }
+    }
+    chain.reverse();
+    let mut merged = Object::new();
+    for i in chain {
+        let path = &ds.files[i].path;
+        let loaded = ds.json_at(i);
+        if let Some(obj) = loaded.value.as_object() {
+            for (k, v) in obj {
+                if let Some(old) = merged.get(k) {
+                    if old != v {
+                        if let Some(prev) = out.sources.get(k) {
+                            out.overrides.push(SidecarOverride {
+                                key: k.clone(),
+                                shallow: prev.clone(),
+                                deep: path.clone(),
+                            });
+                        }
+                    }
+                }
+                merged.insert(k.clone(), v.clone());
+                out.sources.insert(k.clone(), path.clone());
+            }
+        }
+        out.files.push(path.clone());
+    }
+    out.value = Value::object(merged);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dir_chain;
+
+    #[test]
+    fn chain() {
+        assert_eq!(
+            dir_chain("/sub-01/anat/"),
+            ["/sub-01/anat/", "/sub-01/", "/"]
+        );
+        assert_eq!(dir_chain("/"), ["/"]);
+    }
+}

@@ -1,0 +1,301 @@
+//! Walking a dataset: the ignore file (gitignore semantics), dotfiles, opaque
+//! directories, directories that are files, and symbolic links (broken, cyclic, leaving
+//! the dataset). Unreadable entries become issues; the walk never fails part-way.
+
+use std::path::{Path, PathBuf};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::dataset::{DatasetIssue, FileEntry, SchemaInfo, Severity};
+use crate::filename::parse_name;
+use crate::fs::{Fs, Kind};
+
+/// Deepest directory nesting followed.
+const MAX_DEPTH: usize = 64;
+/// Largest ignore file read.
+const MAX_IGNORE_BYTES: u64 = 1 << 20;
+
+pub(crate) struct Walked {
+    pub files: Vec<FileEntry>,
+    /// Every directory walked, dataset-relative with a leading `/`, no trailing `/`.
+    pub dirs: Vec<String>,
+    pub issues: Vec<DatasetIssue>,
+}
+
+struct Walker<'a> {
+    fs: &'a dyn Fs,
+    root: &'a Path,
+    info: &'a SchemaInfo,
+    ignore: Option<Gitignore>,
+    out: Walked,
+}
+
+#[derive(Clone, Copy)]
+struct Flags {
+    ignored: bool,
+    opaque: bool,
+}
+
+pub(crate) fn walk(fs: &dyn Fs, root: &Path, info: &SchemaInfo) -> Walked {
+    let mut issues = Vec::new();
+    let ignore = load_ignore(fs, root, &info.ignore_file, &mut issues);
+    let mut w = Walker {
+        fs,
+        root,
+        info,
+        ignore,
+        out: Walked {
+            files: Vec::new(),
+            dirs: Vec::new(),
+            issues,
+        },
+    };
+    let mut ancestors = vec![root.to_path_buf()];
+    w.dir(
+        root,
+        "",
+        &mut ancestors,
+        Flags {
+            ignored: false,
+            opaque: false,
+        },
+    );
+    w.out
+}
+
+fn load_ignore(
+    fs: &dyn Fs,
+    root: &Path,
+    name: &str,
+    issues: &mut Vec<DatasetIssue>,
+) -> Option<Gitignore> {
+    if name.is_empty() {
+        return None;
+    }
+    let path = root.join(name);
+    let bytes = match fs.read(&path, MAX_IGNORE_BYTES) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            issues.push(DatasetIssue::new(
+                "FILE_READ",
+                Severity::Error,
+                &format!("/{name}"),
+                e.to_string(),
+            ));
+            return None;
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let mut b = GitignoreBuilder::new(root);
+    for (i, line) in text.lines().enumerate() {
+        if let Err(e) = b.add_line(None, line) {
+            let mut issue = DatasetIssue::new(
+                "IGNORE_PATTERN_INVALID",
+                Severity::Warning,
+                &format!("/{name}"),
+                e.to_string(),
+            );
+            issue.line = Some(i + 1);
+            issues.push(issue);
+        }
+    }
+    b.build().ok()
+}
+
+impl Walker<'_> {
+    fn is_ignored(&self, rel: &str, is_dir: bool) -> bool {
+        match &self.ignore {
+            Some(g) => g
+                .matched(Path::new(rel.trim_start_matches('/')), is_dir)
+                .is_ignore(),
+            None => false,
+        }
+    }
+
+    fn issue(
+        &mut self,
+        code: &str,
+        severity: Severity,
+        location: &str,
+        message: impl Into<String>,
+    ) {
+        self.out
+            .issues
+            .push(DatasetIssue::new(code, severity, location, message));
+    }
+
+    fn dir(&mut self, abs: &Path, rel: &str, ancestors: &mut Vec<PathBuf>, flags: Flags) {
+        let mut names = match self.fs.read_dir(abs) {
+            Ok(n) => n,
+            Err(e) => {
+                self.issue(
+                    "FILE_READ",
+                    Severity::Error,
+                    &format!("{rel}/"),
+                    format!("cannot list directory: {e}"),
+                );
+                return;
+            }
+        };
+        names.sort();
+        for name in names {
+            if name.starts_with('.') {
+                continue;
+            }
+            let child_rel = format!("{rel}/{name}");
+            let child_abs = abs.join(&name);
+            let meta = match self.fs.metadata(&child_abs) {
+                Ok(m) => m,
+                Err(e) => {
+                    self.issue(
+                        "FILE_READ",
+                        Severity::Error,
+                        &child_rel,
+                        format!("cannot read metadata: {e}"),
+                    );
+                    continue;
+                }
+            };
+            let mut outside = false;
+            let mut target: Option<PathBuf> = None;
+            if meta.is_symlink {
+                match self.fs.canonicalize(&child_abs) {
+                    Ok(t) => {
+                        if !t.starts_with(self.root) {
+                            outside = true;
+                            self.issue(
+                                "SYMLINK_OUTSIDE_DATASET",
+                                Severity::Warning,
+                                &child_rel,
+                                format!(
+                                    "symbolic link points outside the dataset ({})",
+                                    t.display()
+                                ),
+                            );
+                        }
+                        target = Some(t);
+                    }
+                    Err(e) => {
+                        let looped = is_loop_error(&e);
+                        let annexed = meta
+                            .link_target
+                            .as_ref()
+                            .map(|t| t.to_string_lossy().contains("annex/objects"))
+                            .unwrap_or(false);
+                        if looped {
+                            self.issue(
+                                "SYMLINK_LOOP",
+                                Severity::Error,
+                                &child_rel,
+                                "symbolic link loop",
+                            );
+                        } else if !annexed {
+                            self.issue(
+                                "ORPHANED_SYMLINK",
+                                Severity::Error,
+                                &child_rel,
+                                "symbolic link target does not exist",
+                            );
+                        }
+                    }
+                }
+            }
+            let child_flags = Flags {
+                ignored: flags.ignored || self.is_ignored(&child_rel, meta.kind == Some(Kind::Dir)),
+                opaque: flags.opaque || (rel.is_empty() && self.info.opaque_dirs.contains(&name)),
+            };
+            if meta.kind == Some(Kind::Dir) {
+                let canon = target
+                    .unwrap_or_else(|| ancestors.last().map(|a| a.join(&name)).unwrap_or_default());
+                if ancestors.iter().any(|a| a == &canon) {
+                    self.issue(
+                        "SYMLINK_LOOP",
+                        Severity::Error,
+                        &child_rel,
+                        "symbolic link to a directory that contains it; not followed",
+                    );
+                    continue;
+                }
+                if outside {
+                    continue;
+                }
+                let parsed = parse_name(&name, true);
+                if parsed.suffix.is_some()
+                    && !parsed.pairs.is_empty()
+                    && self.info.dir_extensions.contains(&parsed.extension)
+                {
+                    let size = self.dir_size(&child_abs, 0);
+                    self.out.files.push(FileEntry {
+                        path: format!("{child_rel}/"),
+                        size,
+                        is_dir: true,
+                        symlink: meta.is_symlink,
+                        broken_symlink: false,
+                        outside,
+                        ignored: child_flags.ignored,
+                        opaque: child_flags.opaque,
+                        name: parsed,
+                        datatype: None,
+                    });
+                    continue;
+                }
+                self.out.dirs.push(child_rel.clone());
+                if ancestors.len() >= MAX_DEPTH {
+                    self.issue(
+                        "FILE_READ",
+                        Severity::Error,
+                        &child_rel,
+                        "directory nesting too deep; not descended",
+                    );
+                    continue;
+                }
+                ancestors.push(canon);
+                self.dir(&child_abs, &child_rel, ancestors, child_flags);
+                ancestors.pop();
+            } else {
+                self.out.files.push(FileEntry {
+                    name: parse_name(&name, false),
+                    path: child_rel,
+                    size: meta.size,
+                    is_dir: false,
+                    symlink: meta.is_symlink,
+                    broken_symlink: meta.kind.is_none(),
+                    outside,
+                    ignored: child_flags.ignored,
+                    opaque: child_flags.opaque,
+                    datatype: None,
+                });
+            }
+        }
+    }
+
+    /// Total size of the files under a directory (bounded depth; errors count as 0).
+    fn dir_size(&self, abs: &Path, depth: usize) -> u64 {
+        if depth > 16 {
+            return 0;
+        }
+        let Ok(names) = self.fs.read_dir(abs) else {
+            return 0;
+        };
+        let mut total = 0u64;
+        for n in names {
+            let p = abs.join(&n);
+            match self.fs.metadata(&p) {
+                Ok(m) if m.is_symlink => total = total.saturating_add(m.size),
+                Ok(m) if m.kind == Some(Kind::Dir) => {
+                    total = total.saturating_add(self.dir_size(&p, depth + 1))
+                }
+                Ok(m) => total = total.saturating_add(m.size),
+                Err(_) => {}
+            }
+        }
+        total
+    }
+}
+
+fn is_loop_error(e: &std::io::Error) -> bool {
+    // ELOOP is 40 on Linux, 62 on macOS/BSD.
+    matches!(e.raw_os_error(), Some(40) | Some(62))
+        || e.to_string().contains("too many levels of symbolic links")
+}
