@@ -236,3 +236,93 @@ fn tsv_byte_at_a_time() {
     assert_eq!(a, b);
     assert_eq!(a.value.column("a").unwrap(), ["1", "n/a"]);
 }
+
+fn nifti_outcome(r: Result<loaders::nifti::NiftiHeader, LoadIssue>) -> Json {
+    match r {
+        Ok(h) => json!({ "value": h.to_value().to_json() }),
+        Err(e) => json!({ "error": { "code": e.code } }),
+    }
+}
+
+/// Every generated NIfTI-1/NIfTI-2 case (`.nii` and `.nii.gz`, both byte orders, broken files
+/// and gzip bombs) against the header fields nibabel reported for it (see `nifti/make.py`).
+#[test]
+fn nifti_cases() {
+    let mut run = Run::new();
+    for input in inputs("nifti") {
+        let name = name_of(&input);
+        if name == "synthetic.expected.json" {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        let r = if name.ends_with(".gz") {
+            loaders::nifti::read_nifti_header_gz(std::fs::File::open(&input).unwrap())
+        } else {
+            loaders::nifti::read_nifti_header(&std::fs::read(&input).unwrap())
+        };
+        // Bounded work: even a gzip bomb's header is read in well under a second.
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{name} took {:?}",
+            started.elapsed()
+        );
+        run.check(&input, nifti_outcome(r), false);
+    }
+    run.finish("nifti");
+}
+
+/// The real headers of the shared `synthetic` example dataset against nibabel's view of them,
+/// recorded in `nifti/synthetic.expected.json`.
+#[test]
+fn nifti_synthetic_examples() {
+    let root = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/examples/synthetic"
+    ));
+    if !root.is_dir() {
+        eprintln!(
+            "skipping nifti_synthetic_examples: {} is absent",
+            root.display()
+        );
+        return;
+    }
+    let expected: serde_json::Map<String, Json> = serde_json::from_slice(
+        &std::fs::read(data_dir("nifti").join("synthetic.expected.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(!expected.is_empty());
+    let mut failures = Vec::new();
+    for (rel, want) in &expected {
+        let path = root.join(rel);
+        let mut prefix = Vec::new();
+        use std::io::Read;
+        let r = if rel.ends_with(".gz") {
+            loaders::nifti::read_nifti_header_gz(std::fs::File::open(&path).unwrap())
+        } else {
+            std::fs::File::open(&path)
+                .unwrap()
+                .take(64 * 1024)
+                .read_to_end(&mut prefix)
+                .unwrap();
+            loaders::nifti::read_nifti_header(&prefix)
+        };
+        let got = match r {
+            Ok(h) => h.to_value().to_json(),
+            Err(e) => json!({ "error": e.code }),
+        };
+        let want = if want.is_null() {
+            json!({ "error": "NIFTI_HEADER_UNREADABLE" })
+        } else {
+            want.clone()
+        };
+        if !same(&got, &want) {
+            failures.push(format!("{rel}:\n  nibabel: {want}\n  nidos:   {got}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
