@@ -478,10 +478,37 @@ impl Context for FileContext<'_> {
 
 /// A dataset opened for one of its files: what `nidos context`, `nidos eval --dataset
 /// DIR --file PATH` and the REPL's `:file PATH` use.
+///
+/// It is itself a [`Context`] (owning, so it can be boxed as `Box<dyn Context>`): each
+/// root value is computed on first lookup and kept.
 #[derive(Debug)]
 pub struct OpenedFile {
     pub dataset: Dataset,
     pub index: usize,
+    cache: std::sync::Mutex<std::collections::HashMap<String, Value>>,
+}
+
+impl Context for OpenedFile {
+    fn lookup(&self, name: &str) -> Value {
+        if let Ok(cache) = self.cache.lock() {
+            if let Some(v) = cache.get(name) {
+                return v.clone();
+            }
+        }
+        let v = self.context().lookup(name);
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.insert(name.to_string(), v.clone());
+        }
+        v
+    }
+
+    fn exists(&self, rule: &str, path: &str) -> Option<bool> {
+        self.dataset.exists_from(self.index, rule, path)
+    }
+
+    fn names(&self) -> Vec<String> {
+        CONTEXT_NAMES.iter().map(|s| s.to_string()).collect()
+    }
 }
 
 impl OpenedFile {
@@ -508,7 +535,11 @@ pub fn open_file_context(
         root: dir.to_path_buf(),
         path: file.to_string(),
     })?;
-    Ok(OpenedFile { dataset, index })
+    Ok(OpenedFile {
+        dataset,
+        index,
+        cache: Default::default(),
+    })
 }
 
 /// Finds a file given as a dataset-relative path or a filesystem path.

@@ -141,9 +141,11 @@ impl FileEntry {
         !self.ignored && !self.opaque
     }
 
-    /// Whether the content may be read.
+    /// Whether the content may be read: not a broken link, not outside the dataset, not a
+    /// directory, not empty (an empty file is the validator's `EMPTY_FILE`, not a parse
+    /// error of every loader).
     pub fn readable(&self) -> bool {
-        !self.broken_symlink && !self.outside && !self.is_dir
+        !self.broken_symlink && !self.outside && !self.is_dir && self.size > 0
     }
 
     /// The file name (last component, without a trailing `/`).

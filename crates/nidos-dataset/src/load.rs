@@ -117,10 +117,26 @@ impl Dataset {
                 }
             }
         };
-        let res = if f.name.extension.ends_with(".gz") {
-            loaders::tsv::read_tsv_gz(reader, &opts)
+        let gz = f.name.extension.ends_with(".gz");
+        // Headerless tables (`_physio.tsv.gz`, `_stim.tsv.gz`) name their columns in the
+        // sidecar's `Columns`.
+        let named: Option<Vec<String>> = if gz {
+            crate::inherit::merge_sidecars(self, idx)
+                .value
+                .get("Columns")
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
         } else {
-            loaders::tsv::read_tsv(reader, &opts)
+            None
+        };
+        let res = match (gz, &named) {
+            (true, Some(cols)) => loaders::tsv::read_tsv_gz_headerless(reader, cols, &opts),
+            (true, None) => loaders::tsv::read_tsv_gz(reader, &opts),
+            (false, _) => loaders::tsv::read_tsv(reader, &opts),
         };
         match res {
             Ok(l) => TableLoad {
@@ -236,8 +252,17 @@ impl Dataset {
 
 // --- loader adapters (filled in as the loaders land) ---
 
-pub(crate) fn gzip_value(_prefix: &[u8], _path: &str) -> HeaderLoad {
-    HeaderLoad::default()
+pub(crate) fn gzip_value(prefix: &[u8], path: &str) -> HeaderLoad {
+    match loaders::gzip::read_gzip_header(prefix) {
+        Ok(h) => HeaderLoad {
+            value: h.to_value(),
+            issues: Vec::new(),
+        },
+        Err(i) => HeaderLoad {
+            value: Value::Null,
+            issues: vec![DatasetIssue::from_load(&i, path)],
+        },
+    }
 }
 
 pub(crate) fn tiff_values(_bytes: &[u8], _path: &str) -> (HeaderLoad, HeaderLoad) {
@@ -246,9 +271,29 @@ pub(crate) fn tiff_values(_bytes: &[u8], _path: &str) -> (HeaderLoad, HeaderLoad
 
 /// The `bval`/`bvec` payload fields (`n_cols`, `n_rows`, `values`) and issues.
 pub(crate) fn gradient_table(
-    _which: &str,
-    _bytes: &[u8],
-    _path: &str,
+    which: &str,
+    bytes: &[u8],
+    path: &str,
 ) -> (Vec<(String, Value)>, Vec<DatasetIssue>) {
-    (Vec::new(), Vec::new())
+    let res = if which == "bval" {
+        loaders::bval::read_bval(bytes).map(|l| l.map(|b| b.to_value()))
+    } else {
+        loaders::bvec::read_bvec(bytes).map(|l| l.map(|b| b.to_value()))
+    };
+    match res {
+        Ok(l) => {
+            let fields = l
+                .value
+                .as_object()
+                .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default();
+            let issues = l
+                .issues
+                .iter()
+                .map(|i| DatasetIssue::from_load(i, path))
+                .collect();
+            (fields, issues)
+        }
+        Err(i) => (Vec::new(), vec![DatasetIssue::from_load(&i, path)]),
+    }
 }
