@@ -1,10 +1,132 @@
-//! `nidos eval`.
+//! `nidos eval`: evaluate one expression, or run a file of expression cases.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[derive(clap::Args, Debug)]
-pub struct Args {}
+use anyhow::Context as _;
+use nidos_expr::cases::{Case, Outcome};
+use nidos_expr::{Context, ObjectContext, ParseError};
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`nidos eval` is not built yet")
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The expression, e.g. `sidecar.RepetitionTime > 1`.
+    #[arg(required_unless_present = "test")]
+    pub expression: Option<String>,
+
+    /// A JSON object bound as the root scope.
+    #[arg(long, value_name = "FILE.json")]
+    pub context: Option<PathBuf>,
+
+    /// Run a YAML list of `{expression, result[, context][, exists]}` cases instead.
+    #[arg(long, value_name = "CASES.yaml", conflicts_with_all = ["expression", "context"])]
+    pub test: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.test {
+        return run_cases(path);
+    }
+    let src = args.expression.as_deref().unwrap_or_default();
+    let ctx = context_for(&args)?;
+    match nidos_expr::parse(src) {
+        Ok(expr) => {
+            for name in expr.unknown_functions() {
+                eprintln!("warning: unknown function `{name}` evaluates to null");
+            }
+            let value = nidos_expr::eval(&expr, ctx.as_ref());
+            println!("{}", value.to_json());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("{}", render_parse_error(src, &e));
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// The one place the evaluation context is chosen. (`--dataset DIR --file PATH` will
+/// add a branch here returning the file's lazily built context.)
+pub fn context_for(args: &Args) -> anyhow::Result<Box<dyn Context>> {
+    match &args.context {
+        Some(path) => Ok(Box::new(load_json_context(path)?)),
+        None => Ok(Box::new(ObjectContext::default())),
+    }
+}
+
+/// Reads a JSON object to use as the root scope.
+pub fn load_json_context(path: &Path) -> anyhow::Result<ObjectContext> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    anyhow::ensure!(
+        json.is_object(),
+        "{}: the context must be a JSON object",
+        path.display()
+    );
+    Ok(ObjectContext::from_json(&json))
+}
+
+/// `error: <message>` followed by the offending source line and a caret under the
+/// position.
+pub fn render_parse_error(src: &str, e: &ParseError) -> String {
+    let snippet = e.snippet(src);
+    let indented: Vec<String> = snippet.lines().map(|l| format!("  {l}")).collect();
+    format!(
+        "error: {} (line {}, column {})\n{}",
+        e.message,
+        e.line,
+        e.column,
+        indented.join("\n")
+    )
+}
+
+fn run_cases(path: &Path) -> anyhow::Result<ExitCode> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let doc: serde_json::Value =
+        serde_saphyr::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let cases =
+        Case::list_from_json(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for case in &cases {
+        match case.run() {
+            Outcome::Pass => passed += 1,
+            Outcome::Wrong { got } => {
+                failed += 1;
+                println!(
+                    "FAIL `{}`: expected {}, got {}",
+                    case.expression,
+                    case.result.to_json(),
+                    got.to_json()
+                );
+            }
+            Outcome::ParseError { message } => {
+                failed += 1;
+                println!("FAIL `{}`: parse error: {message}", case.expression);
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caret_sits_under_the_error() {
+        let src = "a &&\n  (b ||";
+        let e = nidos_expr::parse(src).unwrap_err();
+        let out = render_parse_error(src, &e);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[1], "    (b ||");
+        assert_eq!(lines[2], "         ^");
+        assert!(lines[0].contains("line 2, column 8"), "{out}");
+    }
 }

@@ -16,11 +16,13 @@ struct Grammar;
 /// Why a text is not an expression, and where.
 ///
 /// Variants of the message, each with an input that triggers it:
-/// - `expected an operand` — `1 +`
-/// - `expected an operator or the end of the expression` — `a b`
-/// - `expected \`)\``/`\`]\`` — `(1`, `[1, 2`
-/// - `unterminated string` — `"abc`
-/// - `wrong number of arguments` — `length(1, 2)`
+/// - `expected an operand, found the end of input` — `1 +`
+/// - `expected an operator or the end of the expression, found \`b\`` — `a b`
+/// - `expected an operator or \`)\`` — `(1`; `…, \`,\` or \`]\`` — `[1, 2`
+/// - `expected a name` — `a.`
+/// - `unterminated string: expected a closing quote` — `"abc`
+/// - `wrong number of arguments: \`length\` takes 1, found 2` — `length(1, 2)`
+/// - `invalid number` — never in practice (the grammar only admits valid numbers)
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message} at line {line}, column {column}")]
 pub struct ParseError {
@@ -61,42 +63,94 @@ impl ParseError {
     }
 }
 
-fn describe(rule: &Rule) -> Option<&'static str> {
+/// What a grammar rule stands for in an error message.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Expected {
+    Operand,
+    Name,
+    Operator,
+    End,
+}
+
+fn classify(rule: &Rule) -> Option<Expected> {
     Some(match rule {
-        Rule::EOI => "the end of the expression",
-        Rule::or_op => "`||`",
-        Rule::and_op => "`&&`",
-        Rule::cmp_op | Rule::in_op => "a comparison",
-        Rule::add_op => "`+` or `-`",
-        Rule::mul_op => "`*`, `/` or `%`",
-        Rule::pow_op => "`**`",
-        Rule::member => "`.name`",
-        Rule::index => "`[index]`",
-        Rule::number
-        | Rule::string
-        | Rule::array
-        | Rule::object
-        | Rule::call
-        | Rule::name
-        | Rule::paren
-        | Rule::not_op
-        | Rule::neg_op
-        | Rule::expression
-        | Rule::or_expr
-        | Rule::and_expr
-        | Rule::not_expr
-        | Rule::cmp_expr
-        | Rule::add_expr
-        | Rule::mul_expr
-        | Rule::pow_expr
-        | Rule::unary
-        | Rule::postfix
-        | Rule::expr
-        | Rule::primary => "an operand",
-        Rule::ident => "a name",
-        Rule::dq_string | Rule::sq_string => return None,
-        Rule::ident_char | Rule::WHITESPACE => return None,
+        Rule::EOI => Expected::End,
+        Rule::or_op
+        | Rule::and_op
+        | Rule::cmp_op
+        | Rule::in_op
+        | Rule::add_op
+        | Rule::mul_op
+        | Rule::pow_op
+        | Rule::member
+        | Rule::index => Expected::Operator,
+        Rule::ident => Expected::Name,
+        Rule::dq_string | Rule::sq_string | Rule::ident_char | Rule::WHITESPACE => return None,
+        _ => Expected::Operand,
     })
+}
+
+/// The innermost bracket still open at `offset`, and whether a `,` may follow
+/// (call arguments and array items).
+fn open_bracket(src: &str, offset: usize) -> Option<(char, bool)> {
+    let mut stack: Vec<(char, bool)> = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut prev_significant: Option<char> = None;
+    for (i, c) in src.char_indices() {
+        if i >= offset {
+            break;
+        }
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+                prev_significant = Some(q);
+            }
+            continue;
+        }
+        let after_operand = prev_significant.is_some_and(|p| {
+            p.is_alphanumeric() || matches!(p, '_' | '$' | ')' | ']' | '"' | '\'')
+        });
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '(' => stack.push((')', after_operand)),
+            '[' => stack.push((']', !after_operand)),
+            ')' | ']' => {
+                stack.pop();
+            }
+            _ => {}
+        }
+        if !c.is_whitespace() {
+            prev_significant = Some(c);
+        }
+    }
+    stack.pop()
+}
+
+/// Where a string opened that never closes, if any.
+fn unterminated_string(src: &str) -> Option<usize> {
+    let mut open: Option<(char, usize)> = None;
+    let mut escaped = false;
+    for (i, c) in src.char_indices() {
+        match open {
+            Some((q, _)) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    open = None;
+                }
+            }
+            None if c == '"' || c == '\'' => open = Some((c, i)),
+            None => {}
+        }
+    }
+    open.map(|(_, i)| i)
 }
 
 fn convert_error(src: &str, e: pest::error::Error<Rule>) -> ParseError {
@@ -106,25 +160,40 @@ fn convert_error(src: &str, e: pest::error::Error<Rule>) -> ParseError {
     };
     let message = match &e.variant {
         pest::error::ErrorVariant::ParsingError { positives, .. } => {
-            let mut wanted: Vec<&str> = positives.iter().filter_map(describe).collect();
-            let rest = src.get(offset..).unwrap_or("");
-            let in_string = unterminated_string(src, offset);
-            if in_string {
-                return ParseError::at(src, offset, "unterminated string".into());
+            if let Some(at) = unterminated_string(src) {
+                let msg = "unterminated string: expected a closing quote";
+                return ParseError::at(src, at, msg.into());
             }
-            // Closing brackets pest tried as literals show up as an empty list.
+            let mut kinds: Vec<Expected> = positives.iter().filter_map(classify).collect();
+            kinds.sort();
+            kinds.dedup();
+            let mut wanted: Vec<String> = Vec::new();
+            for k in &kinds {
+                match k {
+                    Expected::Operand => wanted.push("an operand".into()),
+                    Expected::Name => wanted.push("a name".into()),
+                    Expected::Operator => {
+                        wanted.push("an operator".into());
+                        if let Some((closer, comma)) = open_bracket(src, offset) {
+                            if comma {
+                                wanted.push("`,`".into());
+                            }
+                            wanted.push(format!("`{closer}`"));
+                        }
+                    }
+                    Expected::End => wanted.push("the end of the expression".into()),
+                }
+            }
             if wanted.is_empty() {
-                wanted.push("an operand");
+                wanted.push("an operand".into());
             }
-            wanted.sort();
-            wanted.dedup();
             let list = match wanted.as_slice() {
-                [one] => one.to_string(),
+                [one] => one.clone(),
                 [init @ .., last] => format!("{} or {}", init.join(", "), last),
                 [] => String::new(),
             };
-            let found = match rest.chars().next() {
-                None => "end of input".to_string(),
+            let found = match src.get(offset..).and_then(|r| r.chars().next()) {
+                None => "the end of input".to_string(),
                 Some(c) => format!("`{c}`"),
             };
             format!("expected {list}, found {found}")
@@ -132,31 +201,6 @@ fn convert_error(src: &str, e: pest::error::Error<Rule>) -> ParseError {
         pest::error::ErrorVariant::CustomError { message } => message.clone(),
     };
     ParseError::at(src, offset, message)
-}
-
-/// Whether `offset` lies after an opening quote that is never closed.
-fn unterminated_string(src: &str, offset: usize) -> bool {
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for (i, c) in src.char_indices() {
-        if i >= offset && quote.is_none() {
-            return false;
-        }
-        match quote {
-            Some(q) => {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == q {
-                    quote = None;
-                }
-            }
-            None if c == '"' || c == '\'' => quote = Some(c),
-            None => {}
-        }
-    }
-    quote.is_some()
 }
 
 /// Parses one expression.
