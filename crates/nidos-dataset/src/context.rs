@@ -415,6 +415,20 @@ impl<'a> FileContext<'a> {
     }
 }
 
+/// [`FileContext::to_json_eager`] for display: unless `full_tree`, `dataset.tree` (which
+/// lists every file) is replaced by a one-line summary. This is what `nidos context`
+/// prints.
+pub fn display_json(ctx: &FileContext<'_>, full_tree: bool) -> serde_json::Value {
+    let mut json = ctx.to_json_eager();
+    if !full_tree {
+        if let Some(tree) = json.pointer_mut("/dataset/tree") {
+            let n = ctx.dataset().files().len();
+            *tree = serde_json::Value::String(format!("({n} files; pass --tree to print)"));
+        }
+    }
+    json
+}
+
 impl Context for FileContext<'_> {
     fn lookup(&self, name: &str) -> Value {
         let Some(f) = self.entry() else {

@@ -27,7 +27,9 @@ pub mod load;
 pub mod loaders;
 mod walk;
 
-pub use context::{locate, open_file_context, FileContext, OpenedFile, CONTEXT_NAMES};
+pub use context::{
+    display_json, locate, open_file_context, FileContext, OpenedFile, CONTEXT_NAMES,
+};
 pub use dataset::{
     Dataset, DatasetError, DatasetIssue, FileEntry, OpenOptions, SchemaInfo, Severity,
 };
