@@ -1,2 +1,366 @@
-//! nidos-schema.
+//! The Std / BIDS schema as data.
+//!
+//! A schema is loaded either from a **compiled JSON** file (the upstream published
+//! form, any version from 1.8.0 on) or from a **YAML rule tree** (a directory with
+//! `objects/`, `rules/` and `meta/`; see the crate README for the format). Both give
+//! the same model: a normalised [`Schema::raw`] JSON tree plus typed views built once
+//! at load, with every selector and check expression already parsed.
+//!
+//! ```no_run
+//! let schema = nidos_schema::load_path(std::path::Path::new("schema.json"))?;
+//! println!("{} {} has {} entities", schema.brand.name, schema.version, schema.entities.len());
+//! for check in &schema.checks {
+//!     println!("{} → {:?}", check.id, check.issue.as_ref().map(|i| &i.code));
+//! }
+//! # Ok::<(), nidos_schema::SchemaErrors>(())
+//! ```
+//!
+//! Architecture invariant: loading never panics on bad input; every problem comes
+//! back as a [`SchemaError`] naming its file (for YAML trees) and dotted key path,
+//! and all problems of a load are reported together.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod check;
+mod error;
+mod lifecycle;
+mod model;
+mod normalize;
+mod version;
+mod views;
+mod yaml;
+
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+pub use check::{check_path, check_value, duplicate_codes, structure_findings, CheckReport};
+pub use error::{ErrorKind, SchemaError, SchemaErrors, Warning};
+pub use lifecycle::{filter_for_version, LIFECYCLE_KEYS};
+pub use model::*;
+pub use normalize::brand_named;
+pub use version::{bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV};
+pub use views::{called_functions, KNOWN_FUNCTIONS};
+pub use yaml::{load_tree_raw, resolve_refs, TreeInfo};
+
+/// Options for loading.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Report expressions that do not parse as warnings instead of failing the load
+    /// (their [`Expression::parsed`] is then `None`). Used by `nidos schema show/diff`.
+    pub tolerate_expression_errors: bool,
+    /// For a YAML tree with lifecycle annotations: the version to select. `None`
+    /// selects the tree's own (newest) version.
+    pub version: Option<String>,
+}
+
+/// A loaded, resolved and indexed schema.
+#[derive(Clone, Debug)]
+pub struct Schema {
+    /// The whole resolved tree, normalised: `version`, `schema_version`, `objects`,
+    /// `rules`, `meta` (with `meta.brand`, `meta.context`, `meta.versions`,
+    /// `meta.associations` always present).
+    pub raw: Value,
+    /// The standard version, e.g. `"1.11.1"`.
+    pub version: String,
+    /// The schema's own version, e.g. `"1.2.7"`, when known.
+    pub schema_version: Option<String>,
+    pub brand: Brand,
+    /// Entities in canonical order (`rules.entities`).
+    pub entities: Vec<Entity>,
+    /// `objects.datatypes`, keyed by object key.
+    pub datatypes: IndexMap<String, Term>,
+    /// `objects.suffixes`, keyed by object key (`TwoPE` → value `2PE`).
+    pub suffixes: IndexMap<String, Term>,
+    /// `objects.extensions`, keyed by normalised object key (`nii_gz` → `.nii.gz`).
+    pub extensions: IndexMap<String, Term>,
+    /// Modality → datatypes (`rules.modalities`; modalities only in `objects` map to `[]`).
+    pub modalities: IndexMap<String, Vec<String>>,
+    /// `objects.formats` with compiled anchored patterns.
+    pub formats: IndexMap<String, Format>,
+    /// `objects.metadata`.
+    pub metadata: IndexMap<String, Definition>,
+    /// `objects.columns`.
+    pub columns: IndexMap<String, Definition>,
+    /// `objects.enums` (empty before 1.9).
+    pub enums: IndexMap<String, Value>,
+    /// `rules.files.*.*.*`.
+    pub file_rules: Vec<FileRule>,
+    /// `rules.sidecars.*.*`.
+    pub sidecar_rules: Vec<FieldRule>,
+    /// `rules.dataset_metadata.*` then `rules.json.*.*`.
+    pub json_rules: Vec<FieldRule>,
+    /// `rules.tabular_data.*.*`.
+    pub tabular_rules: Vec<TabularRule>,
+    /// `rules.checks.*.*`.
+    pub checks: Vec<CheckRule>,
+    /// `rules.errors.*`.
+    pub errors: Vec<ErrorRule>,
+    /// `rules.directories.*.*` (empty before 1.10).
+    pub directories: Vec<DirectoryRule>,
+    /// `meta.associations.*`.
+    pub associations: Vec<Association>,
+    /// The context definition (`meta.context`, JSON-schema-like).
+    pub context: Value,
+    /// Versions of the standard this schema knows of (`meta.versions`), newest first.
+    pub versions: Vec<String>,
+    /// Deprecations that apply at this version: dotted key → version deprecated in.
+    pub deprecations: IndexMap<String, String>,
+    /// Problems that did not stop loading (unknown functions, upstream quirks…).
+    pub warnings: Vec<Warning>,
+    /// Where the schema was loaded from, if from a file or directory.
+    pub source: Option<PathBuf>,
+}
+
+/// Loads a schema from a compiled JSON file or a YAML tree directory.
+pub fn load_path(path: &Path) -> Result<Schema, SchemaErrors> {
+    load_path_with(path, &LoadOptions::default())
+}
+
+/// [`load_path`] with options.
+pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
+    let mut schema = if path.is_dir() {
+        let (raw, info) = yaml::load_tree_raw(path)?;
+        let at = opts.version.clone().unwrap_or_else(|| info.version.clone());
+        let raw = lifecycle::filter_for_version(raw, &at, &info)
+            .map_err(|e| info.locate(SchemaErrors::single(e)))?;
+        let (raw, deprecations) = lifecycle::strip(raw, Some(&at));
+        let mut s = Schema::build(raw, opts, true).map_err(|e| info.locate(e))?;
+        s.deprecations = deprecations;
+        if !info
+            .supported
+            .iter()
+            .any(|v| compare_versions(v, &at) == std::cmp::Ordering::Equal)
+        {
+            s.warnings.push(SchemaError::new(
+                ErrorKind::Version,
+                "version",
+                format!(
+                    "version {at} is not among the tree's supported versions ({})",
+                    info.supported.join(", ")
+                ),
+            ));
+        }
+        s.warnings = info.locate(SchemaErrors(std::mem::take(&mut s.warnings))).0;
+        s
+    } else {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            SchemaErrors::single(
+                SchemaError::new(ErrorKind::Io, "", format!("cannot read schema: {e}"))
+                    .in_file(Some(path.to_owned())),
+            )
+        })?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            SchemaErrors::single(
+                SchemaError::new(
+                    ErrorKind::Json,
+                    "",
+                    format!(
+                        "invalid JSON at line {}, column {}: {e}",
+                        e.line(),
+                        e.column()
+                    ),
+                )
+                .in_file(Some(path.to_owned())),
+            )
+        })?;
+        let mut s = Schema::build(value, opts, false).map_err(|errs| {
+            SchemaErrors(
+                errs.into_iter()
+                    .map(|e| e.in_file(Some(path.to_owned())))
+                    .collect(),
+            )
+        })?;
+        if let Some(v) = &opts.version {
+            if compare_versions(v, &s.version) != std::cmp::Ordering::Equal {
+                s.warnings.push(SchemaError::new(
+                    ErrorKind::Version,
+                    "version",
+                    format!(
+                        "version {v} requested, but {} holds only version {}",
+                        path.display(),
+                        s.version
+                    ),
+                ));
+            }
+        }
+        s
+    };
+    schema.source = Some(path.to_owned());
+    Ok(schema)
+}
+
+impl Schema {
+    /// Builds a schema from a compiled (already resolved) JSON value.
+    pub fn from_compiled_json(v: Value) -> Result<Schema, SchemaErrors> {
+        Schema::build(v, &LoadOptions::default(), false)
+    }
+
+    /// [`Schema::from_compiled_json`] with options.
+    pub fn from_compiled_json_with(v: Value, opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
+        Schema::build(v, opts, false)
+    }
+
+    /// Normalises, checks and indexes a resolved tree. `strict` (our YAML trees): unknown
+    /// keys and levels that are not exactly a level word are errors; otherwise warnings.
+    fn build(v: Value, opts: &LoadOptions, strict: bool) -> Result<Schema, SchemaErrors> {
+        let n = normalize::normalise(v).map_err(SchemaErrors::single)?;
+        let mut b = views::Builder {
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            tolerate_expression_errors: opts.tolerate_expression_errors,
+            strict,
+        };
+        let findings = check::structure_findings(&n.raw, strict);
+        if strict {
+            b.errors.extend(findings);
+        } else {
+            b.warnings.extend(findings);
+        }
+        b.warnings.extend(check::duplicate_codes(&n.raw));
+        let views = b.build(&n.raw);
+        if !b.errors.is_empty() {
+            return Err(SchemaErrors(b.errors));
+        }
+        Ok(Schema {
+            raw: n.raw,
+            version: n.version,
+            schema_version: n.schema_version,
+            brand: n.brand,
+            entities: views.entities,
+            datatypes: views.datatypes,
+            suffixes: views.suffixes,
+            extensions: views.extensions,
+            modalities: views.modalities,
+            formats: views.formats,
+            metadata: views.metadata,
+            columns: views.columns,
+            enums: views.enums,
+            file_rules: views.file_rules,
+            sidecar_rules: views.sidecar_rules,
+            json_rules: views.json_rules,
+            tabular_rules: views.tabular_rules,
+            checks: views.checks,
+            errors: views.errors,
+            directories: views.directories,
+            associations: views.associations,
+            context: views.context,
+            versions: views.versions,
+            deprecations: IndexMap::new(),
+            warnings: b.warnings,
+            source: None,
+        })
+    }
+
+    /// Loads the bundled schema ([`bundled_schema_dir`]) at version `v`
+    /// (see [`select_version`] to choose `v`).
+    pub fn for_version(v: &str) -> Result<Schema, SchemaErrors> {
+        let opts = LoadOptions {
+            version: Some(v.to_owned()),
+            ..LoadOptions::default()
+        };
+        load_path_with(&bundled_schema_dir(), &opts)
+    }
+
+    /// The bundled schema at its newest version.
+    pub fn bundled() -> Result<Schema, SchemaErrors> {
+        load_path(&bundled_schema_dir())
+    }
+
+    /// The part of [`Schema::raw`] at a dotted path (`objects.entities.subject`);
+    /// the empty path is the whole tree.
+    pub fn get(&self, path: &str) -> Option<&Value> {
+        let mut v = &self.raw;
+        if path.is_empty() {
+            return Some(v);
+        }
+        for part in path.split('.') {
+            v = match v {
+                Value::Object(m) => m.get(part)?,
+                Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(v)
+    }
+
+    /// An entity by long name (`subject`).
+    pub fn entity(&self, name: &str) -> Option<&Entity> {
+        self.entities.iter().find(|e| e.name == name)
+    }
+
+    /// An entity by short name as used in file names (`sub`).
+    pub fn entity_by_key(&self, key: &str) -> Option<&Entity> {
+        self.entities.iter().find(|e| e.key == key)
+    }
+
+    /// A format by name (`label`, `index`, `participant_relative`…).
+    pub fn format(&self, name: &str) -> Option<&Format> {
+        self.formats.get(name)
+    }
+
+    /// A metadata definition by field name (keys and names coincide for metadata).
+    pub fn metadata_def(&self, name: &str) -> Option<&Definition> {
+        self.metadata
+            .get(name)
+            .or_else(|| self.metadata.values().find(|d| d.name == name))
+    }
+
+    /// A column definition by table key (`name__segmentations`) or, failing that,
+    /// by column name (first match).
+    pub fn column_def(&self, key_or_name: &str) -> Option<&Definition> {
+        self.columns
+            .get(key_or_name)
+            .or_else(|| self.columns.values().find(|d| d.name == key_or_name))
+    }
+
+    /// Suffix values as they appear in file names (`2PE`, `bold`…).
+    pub fn suffix_values(&self) -> impl Iterator<Item = &str> {
+        self.suffixes.values().map(|t| t.value.as_str())
+    }
+
+    /// Extension values as they appear in file names (`.nii.gz`, `.json`…).
+    pub fn extension_values(&self) -> impl Iterator<Item = &str> {
+        self.extensions.values().map(|t| t.value.as_str())
+    }
+
+    /// Datatype values (`anat`, `func`…).
+    pub fn datatype_values(&self) -> impl Iterator<Item = &str> {
+        self.datatypes.values().map(|t| t.value.as_str())
+    }
+
+    /// Every expression of the schema with its rule path, in schema order.
+    pub fn expressions(&self) -> Vec<(String, &Expression)> {
+        fn push<'s>(
+            out: &mut Vec<(String, &'s Expression)>,
+            id: &str,
+            what: &str,
+            list: &'s [Expression],
+        ) {
+            for (i, e) in list.iter().enumerate() {
+                out.push((format!("{id}.{what}[{i}]"), e));
+            }
+        }
+        let mut out = Vec::new();
+        for r in &self.file_rules {
+            push(&mut out, &r.id, "selectors", &r.selectors);
+        }
+        for r in self.sidecar_rules.iter().chain(&self.json_rules) {
+            push(&mut out, &r.id, "selectors", &r.selectors);
+        }
+        for r in &self.tabular_rules {
+            push(&mut out, &r.id, "selectors", &r.selectors);
+        }
+        for r in &self.checks {
+            push(&mut out, &r.id, "selectors", &r.selectors);
+            push(&mut out, &r.id, "checks", &r.checks);
+        }
+        for r in &self.errors {
+            push(&mut out, &r.id, "selectors", &r.selectors);
+        }
+        for r in &self.associations {
+            push(&mut out, &r.id, "selectors", &r.selectors);
+        }
+        out
+    }
+}

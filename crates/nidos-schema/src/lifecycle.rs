@@ -1,0 +1,133 @@
+//! Lifecycle annotations: one YAML tree describes several versions of the standard.
+//!
+//! Any mapping entry of the tree (an entity, a suffix, a metadata field, a rule, a
+//! field of a rule, …) may carry `since: "1.10.0"`, `deprecated: "1.11.0"` and
+//! `removed: "1.11.0"` (quoted version strings). Loading at version V drops every entry
+//! with `since > V` or `removed <= V`, records entries with `deprecated <= V` in
+//! [`crate::Schema::deprecations`], and strips the annotations. A lifecycle key
+//! counts only when its value is a version string, so a common-principles entry named
+//! `deprecated` (a mapping) is left alone.
+
+use std::cmp::Ordering;
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+
+use crate::error::{ErrorKind, SchemaError};
+use crate::version::{compare_versions, is_version};
+use crate::yaml::TreeInfo;
+
+/// The annotation keys.
+pub const LIFECYCLE_KEYS: &[&str] = &["since", "deprecated", "removed"];
+
+fn annotation<'v>(m: &'v Map<String, Value>, key: &str) -> Option<&'v str> {
+    m.get(key).and_then(Value::as_str).filter(|s| is_version(s))
+}
+
+fn alive(v: &Value, at: &str) -> bool {
+    let Value::Object(m) = v else { return true };
+    if let Some(s) = annotation(m, "since") {
+        if compare_versions(s, at) == Ordering::Greater {
+            return false;
+        }
+    }
+    if let Some(r) = annotation(m, "removed") {
+        if compare_versions(r, at) != Ordering::Greater {
+            return false;
+        }
+    }
+    true
+}
+
+fn filter(v: Value, at: &str) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(_, x)| alive(x, at))
+                .map(|(k, x)| (k, filter(x, at)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(
+            a.into_iter()
+                .filter(|x| alive(x, at))
+                .map(|x| filter(x, at))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// Keeps the parts of a resolved tree that exist at version `v` and sets its version
+/// to `v`. List items that name entities (`rules.entities`) are dropped when the
+/// entity no longer exists.
+pub fn filter_for_version(raw: Value, v: &str, _info: &TreeInfo) -> Result<Value, SchemaError> {
+    if !is_version(v) {
+        return Err(SchemaError::new(
+            ErrorKind::Version,
+            "",
+            format!("`{v}` is not a version"),
+        ));
+    }
+    let mut out = filter(raw, v);
+    if let Value::Object(top) = &mut out {
+        top.insert("version".into(), Value::String(v.to_owned()));
+        let ents: Option<Vec<String>> = top
+            .get("objects")
+            .and_then(|o| o.get("entities"))
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect());
+        if let (Some(ents), Some(Value::Object(rules))) = (ents, top.get_mut("rules")) {
+            if let Some(Value::Array(order)) = rules.get_mut("entities") {
+                order.retain(|e| e.as_str().is_none_or(|s| ents.iter().any(|x| x == s)));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Removes lifecycle annotations, returning the entries deprecated at `at` (or at the
+/// tree's own version when `None`): dotted key → version deprecated in.
+pub(crate) fn strip(mut raw: Value, at: Option<&str>) -> (Value, IndexMap<String, String>) {
+    let at = at
+        .map(str::to_owned)
+        .or_else(|| {
+            raw.get("version")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    let mut deps = IndexMap::new();
+    strip_in(&mut raw, "", &at, &mut deps);
+    (raw, deps)
+}
+
+fn strip_in(v: &mut Value, path: &str, at: &str, deps: &mut IndexMap<String, String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(d) = annotation(m, "deprecated") {
+                if at.is_empty() || compare_versions(d, at) != Ordering::Greater {
+                    deps.insert(path.to_owned(), d.to_owned());
+                }
+            }
+            for k in LIFECYCLE_KEYS {
+                if annotation(m, k).is_some() {
+                    m.shift_remove(*k);
+                }
+            }
+            for (k, x) in m.iter_mut() {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                strip_in(x, &p, at, deps);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter_mut().enumerate() {
+                strip_in(x, &format!("{path}[{i}]"), at, deps);
+            }
+        }
+        _ => {}
+    }
+}

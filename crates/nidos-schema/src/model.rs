@@ -1,0 +1,386 @@
+//! Typed views of a resolved schema. Every view is built once at load from
+//! [`crate::Schema::raw`]; each rule carries `id`, its dotted path in the schema
+//! (e.g. `rules.sidecars.func.MRIFuncRepetitionTime`).
+
+use std::fmt;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The brand of a schema: the names a dataset of this standard uses.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Brand {
+    /// `"Std"` or `"BIDS"`.
+    pub name: String,
+    /// Field of `dataset_description.json` that holds the version: `"StdVersion"` / `"BIDSVersion"`.
+    pub version_key: String,
+    /// URI scheme without the colon: `"std"` / `"bids"`.
+    pub uri_scheme: String,
+    /// Name of the ignore file at the dataset root: `".stdignore"` / `".bidsignore"`.
+    pub ignore_file: String,
+}
+
+impl Brand {
+    /// The Std brand (the bundled schema's).
+    pub fn std() -> Brand {
+        Brand {
+            name: "Std".into(),
+            version_key: "StdVersion".into(),
+            uri_scheme: "std".into(),
+            ignore_file: ".stdignore".into(),
+        }
+    }
+
+    /// The upstream brand (compiled upstream schemas).
+    pub fn bids() -> Brand {
+        Brand {
+            name: "BIDS".into(),
+            version_key: "BIDSVersion".into(),
+            uri_scheme: "bids".into(),
+            ignore_file: ".bidsignore".into(),
+        }
+    }
+}
+
+/// A requirement level of a file, field, column or entity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Required,
+    Recommended,
+    Optional,
+    Deprecated,
+    Prohibited,
+}
+
+impl Level {
+    /// Parses a level word. Upstream schemas sometimes write prose after the word
+    /// (`"recommended, but required for …"`) or capitalise it (`"DEPRECATED"`): the
+    /// first word decides.
+    pub fn parse(s: &str) -> Option<Level> {
+        let word = s
+            .trim()
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        match word.as_str() {
+            "required" => Some(Level::Required),
+            "recommended" => Some(Level::Recommended),
+            "optional" => Some(Level::Optional),
+            "deprecated" => Some(Level::Deprecated),
+            "prohibited" => Some(Level::Prohibited),
+            _ => None,
+        }
+    }
+
+    /// True when the string is exactly one of the level words (what a YAML tree must use).
+    pub fn is_exact(s: &str) -> bool {
+        matches!(
+            s,
+            "required" | "recommended" | "optional" | "deprecated" | "prohibited"
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Required => "required",
+            Level::Recommended => "recommended",
+            Level::Optional => "optional",
+            Level::Deprecated => "deprecated",
+            Level::Prohibited => "prohibited",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Severity of an issue a rule raises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Ignore,
+}
+
+impl Severity {
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "error" => Some(Severity::Error),
+            "warning" => Some(Severity::Warning),
+            "ignore" => Some(Severity::Ignore),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Ignore => "ignore",
+        }
+    }
+}
+
+/// A selector or check expression: its source text and the parsed form.
+///
+/// `parsed` is `None` only when the schema was loaded with
+/// [`crate::LoadOptions::tolerate_expression_errors`]; a default load fails instead.
+#[derive(Clone)]
+pub struct Expression {
+    pub source: String,
+    pub parsed: Option<Arc<nidos_expr::Expr>>,
+}
+
+impl fmt::Debug for Expression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Expression({:?}{})",
+            self.source,
+            if self.parsed.is_some() {
+                ""
+            } else {
+                ", unparsed"
+            }
+        )
+    }
+}
+
+impl PartialEq for Expression {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Serialize for Expression {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.source)
+    }
+}
+
+/// An entity (`objects.entities.*`), in the canonical order of `rules.entities`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Entity {
+    /// Long name, the key in `objects.entities` and in the context: `"subject"`.
+    pub name: String,
+    /// Short name used in file names: `"sub"`.
+    pub key: String,
+    pub display_name: String,
+    /// Name of the value format (`"label"`, `"index"`).
+    pub format: String,
+    /// Allowed values, when restricted.
+    pub r#enum: Option<Vec<String>>,
+    /// Position in the canonical entity order (0-based).
+    pub order: usize,
+}
+
+/// A named term: a datatype, suffix, extension or modality.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Term {
+    /// The key in its `objects.*` table (e.g. `nii_gz`, `TwoPE`).
+    pub key: String,
+    /// What appears in data: `".nii.gz"`, `"2PE"`, `"anat"`.
+    pub value: String,
+    pub display_name: String,
+}
+
+/// A value format (`objects.formats.*`) with its compiled, anchored pattern.
+#[derive(Clone, Debug)]
+pub struct Format {
+    pub name: String,
+    /// The ECMAScript pattern as written in the schema (unanchored).
+    pub pattern: String,
+    /// `^(?:pattern)$`, compiled.
+    pub regex: regress::Regex,
+}
+
+impl Format {
+    /// True when the whole of `s` matches the format.
+    pub fn is_match(&self, s: &str) -> bool {
+        self.regex.find(s).is_some()
+    }
+}
+
+/// A JSON-schema-like definition of a metadata field or a column (`objects.metadata.*`,
+/// `objects.columns.*`), kept as JSON with a few helpers.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Definition {
+    /// The key in its table (`name__segmentations`).
+    pub key: String,
+    /// The field or column name as it appears in data (`name`).
+    pub name: String,
+    /// The whole definition.
+    pub def: Value,
+}
+
+impl Definition {
+    /// The `type` of the definition, if it has a single one.
+    pub fn json_type(&self) -> Option<&str> {
+        self.def.get("type").and_then(Value::as_str)
+    }
+    /// The `enum` values, if the definition restricts them.
+    pub fn enum_values(&self) -> Option<&Vec<Value>> {
+        self.def.get("enum").and_then(Value::as_array)
+    }
+    /// The named format (`objects.formats`), if any.
+    pub fn format(&self) -> Option<&str> {
+        self.def.get("format").and_then(Value::as_str)
+    }
+    /// The ECMAScript `pattern`, if any.
+    pub fn pattern(&self) -> Option<&str> {
+        self.def.get("pattern").and_then(Value::as_str)
+    }
+    pub fn display_name(&self) -> Option<&str> {
+        self.def.get("display_name").and_then(Value::as_str)
+    }
+}
+
+/// An entity's requirement in a file rule: `required`, `optional`, or `{level, enum}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EntityRule {
+    pub level: Level,
+    pub r#enum: Option<Vec<String>>,
+}
+
+/// A file-name rule (`rules.files.{common,raw,deriv}.<group>.<name>`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FileRule {
+    /// Dotted path, e.g. `rules.files.raw.func.func`.
+    pub id: String,
+    /// `common`, `raw` or `deriv`.
+    pub category: String,
+    /// e.g. `func`, `core`, `tables`.
+    pub group: String,
+    pub name: String,
+    pub selectors: Vec<Expression>,
+    pub suffixes: Vec<String>,
+    pub extensions: Vec<String>,
+    pub datatypes: Vec<String>,
+    pub entities: IndexMap<String, EntityRule>,
+    /// Level of a core file (`required` README…); `None` for entity-based rules.
+    pub level: Option<Level>,
+    /// Exact dataset-relative path of a core file (`dataset_description.json`).
+    pub path: Option<String>,
+    /// Stem of a core file that may take several extensions (`README`).
+    pub stem: Option<String>,
+}
+
+/// An issue a rule raises in place of the default one.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IssueSpec {
+    pub code: String,
+    pub message: String,
+    pub level: Option<Severity>,
+}
+
+/// A field requirement in a sidecar or JSON rule.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldReq {
+    pub level: Level,
+    /// The level text as written (may carry prose in old upstream schemas).
+    pub level_raw: String,
+    pub level_addendum: Option<String>,
+    pub description_addendum: Option<String>,
+    pub issue: Option<IssueSpec>,
+}
+
+/// A sidecar rule (`rules.sidecars.<group>.<name>`) or JSON-file rule
+/// (`rules.json.<group>.<name>`, `rules.dataset_metadata.<name>`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldRule {
+    pub id: String,
+    pub selectors: Vec<Expression>,
+    pub fields: IndexMap<String, FieldReq>,
+}
+
+/// A column requirement in a tabular rule.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ColumnReq {
+    /// Key in `objects.columns` (`name__segmentations`).
+    pub key: String,
+    /// Column header as it appears in the file (`name`).
+    pub name: String,
+    pub level: Level,
+    pub level_raw: String,
+    pub level_addendum: Option<String>,
+    pub description_addendum: Option<String>,
+    /// An inline definition overriding `objects.columns.<key>`.
+    pub definition: Option<Value>,
+}
+
+/// A tabular-data rule (`rules.tabular_data.<group>.<name>`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TabularRule {
+    pub id: String,
+    pub selectors: Vec<Expression>,
+    pub columns: IndexMap<String, ColumnReq>,
+    pub initial_columns: Vec<String>,
+    pub index_columns: Vec<String>,
+    /// `allowed`, `allowed_if_defined`, `not_allowed` or `n/a`; `None` when unset.
+    pub additional_columns: Option<String>,
+}
+
+/// A check (`rules.checks.<group>.<name>`): when all selectors hold, every check must hold.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CheckRule {
+    pub id: String,
+    pub selectors: Vec<Expression>,
+    pub checks: Vec<Expression>,
+    /// The issue to raise; `None` only in old upstream schemas (1.8.0) whose checks
+    /// carry no issue (a validator falls back to a generic code).
+    pub issue: Option<IssueSpec>,
+}
+
+/// A built-in error definition (`rules.errors.<Name>`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ErrorRule {
+    pub id: String,
+    pub name: String,
+    pub code: String,
+    pub message: String,
+    pub level: Severity,
+    pub selectors: Vec<Expression>,
+}
+
+/// A directory-layout entry (`rules.directories.<layout>.<key>`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DirectoryRule {
+    pub id: String,
+    /// `study`, `raw` or `derivative`.
+    pub layout: String,
+    pub key: String,
+    pub name: Option<String>,
+    pub value: Option<String>,
+    pub entity: Option<String>,
+    pub level: Option<Level>,
+    pub opaque: bool,
+    /// Sub-directory keys; an entry may be a string or an object such as `{oneOf: [...]}`.
+    pub subdirs: Vec<Value>,
+}
+
+/// Target of an association (`meta.associations.<name>.target`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AssociationTarget {
+    pub suffix: Option<String>,
+    /// One or several extensions.
+    pub extension: Vec<String>,
+    /// Entities that must match between the file and the target.
+    pub entities: Option<Vec<String>>,
+}
+
+/// An association (`meta.associations.<name>`): a companion file a data file may have.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Association {
+    pub id: String,
+    pub name: String,
+    pub selectors: Vec<Expression>,
+    pub target: AssociationTarget,
+    pub inherit: bool,
+}

@@ -1,0 +1,789 @@
+//! Builds the typed views of [`crate::Schema`] from the normalised raw tree.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+
+use crate::error::{ErrorKind, SchemaError, Warning};
+use crate::model::*;
+
+/// Functions the expression language provides. A call to any other name is
+/// evaluated as null, so the loader warns about it.
+pub const KNOWN_FUNCTIONS: &[&str] = &[
+    "match",
+    "type",
+    "intersects",
+    "length",
+    "exists",
+    "count",
+    "index",
+    "min",
+    "max",
+    "sorted",
+    "substr",
+    "allequal",
+    "unique",
+];
+
+/// Collects errors and warnings while the views are built.
+pub(crate) struct Builder {
+    pub errors: Vec<SchemaError>,
+    pub warnings: Vec<Warning>,
+    pub tolerate_expression_errors: bool,
+    /// Our YAML format: shape and level problems are errors. For compiled upstream
+    /// schemas they are warnings (old releases carry a few quirks).
+    pub strict: bool,
+}
+
+/// Everything built from the raw tree.
+pub(crate) struct Views {
+    pub entities: Vec<Entity>,
+    pub datatypes: IndexMap<String, Term>,
+    pub suffixes: IndexMap<String, Term>,
+    pub extensions: IndexMap<String, Term>,
+    pub modalities: IndexMap<String, Vec<String>>,
+    pub formats: IndexMap<String, Format>,
+    pub metadata: IndexMap<String, Definition>,
+    pub columns: IndexMap<String, Definition>,
+    pub enums: IndexMap<String, Value>,
+    pub file_rules: Vec<FileRule>,
+    pub sidecar_rules: Vec<FieldRule>,
+    pub json_rules: Vec<FieldRule>,
+    pub tabular_rules: Vec<TabularRule>,
+    pub checks: Vec<CheckRule>,
+    pub errors: Vec<ErrorRule>,
+    pub directories: Vec<DirectoryRule>,
+    pub associations: Vec<Association>,
+    pub context: Value,
+    pub versions: Vec<String>,
+}
+
+static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+
+fn empty_map() -> &'static Map<String, Value> {
+    EMPTY.get_or_init(Map::new)
+}
+
+/// The object at a dotted path, or an empty map when it is absent.
+fn map_at<'a>(root: &'a Value, path: &[&str]) -> &'a Map<String, Value> {
+    let mut v = root;
+    for p in path {
+        match v.get(p) {
+            Some(x) => v = x,
+            None => return empty_map(),
+        }
+    }
+    v.as_object().unwrap_or_else(|| empty_map())
+}
+
+fn opt_str(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+impl Builder {
+    fn err(&mut self, kind: ErrorKind, key: impl Into<String>, msg: impl Into<String>) {
+        let e = SchemaError::new(kind, key, msg);
+        if self.strict || matches!(kind, ErrorKind::Regex | ErrorKind::Expression) {
+            self.errors.push(e);
+        } else {
+            self.warnings.push(e);
+        }
+    }
+
+    fn warn(&mut self, kind: ErrorKind, key: impl Into<String>, msg: impl Into<String>) {
+        self.warnings.push(SchemaError::new(kind, key, msg));
+    }
+
+    /// A list of strings (a lone string counts as a one-element list).
+    fn str_list(&mut self, v: Option<&Value>, id: &str) -> Vec<String> {
+        match v {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(items)) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, it) in items.iter().enumerate() {
+                    match it {
+                        Value::String(s) => out.push(s.clone()),
+                        other => self.err(
+                            ErrorKind::Structure,
+                            format!("{id}[{i}]"),
+                            format!("expected a string, found {}", kind_of(other)),
+                        ),
+                    }
+                }
+                out
+            }
+            Some(other) => {
+                self.err(
+                    ErrorKind::Structure,
+                    id,
+                    format!("expected a list of strings, found {}", kind_of(other)),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    pub(crate) fn expression(&mut self, src: &str, id: &str) -> Expression {
+        for f in called_functions(src) {
+            if !KNOWN_FUNCTIONS.contains(&f.as_str()) {
+                self.warn(
+                    ErrorKind::Expression,
+                    id,
+                    format!(
+                        "unknown function `{f}` in `{src}`: the expression will evaluate to null"
+                    ),
+                );
+            }
+        }
+        match nidos_expr::parse(src) {
+            Ok(e) => Expression {
+                source: src.to_owned(),
+                parsed: Some(Arc::new(e)),
+            },
+            Err(e) => {
+                let msg = format!("cannot parse `{}`: {e}", src.trim());
+                if self.tolerate_expression_errors {
+                    self.warn(ErrorKind::Expression, id, msg);
+                } else {
+                    self.err(ErrorKind::Expression, id, msg);
+                }
+                Expression {
+                    source: src.to_owned(),
+                    parsed: None,
+                }
+            }
+        }
+    }
+
+    fn expressions(&mut self, v: Option<&Value>, id: &str) -> Vec<Expression> {
+        let srcs = self.str_list(v, id);
+        srcs.iter()
+            .enumerate()
+            .map(|(i, s)| self.expression(s, &format!("{id}[{i}]")))
+            .collect()
+    }
+
+    fn level(&mut self, s: &str, id: &str) -> Level {
+        match Level::parse(s) {
+            Some(l) => l,
+            None => {
+                self.err(ErrorKind::BadLevel, id, format!("unknown level `{s}`"));
+                Level::Optional
+            }
+        }
+    }
+
+    fn severity(&mut self, v: Option<&Value>, id: &str) -> Option<Severity> {
+        let s = v?.as_str();
+        match s.and_then(Severity::parse) {
+            Some(sev) => Some(sev),
+            None => {
+                self.err(
+                    ErrorKind::BadLevel,
+                    id,
+                    format!(
+                        "unknown severity {}",
+                        v.map(|x| x.to_string()).unwrap_or_default()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn issue(&mut self, v: &Value, id: &str) -> Option<IssueSpec> {
+        let Some(m) = v.as_object() else {
+            self.err(
+                ErrorKind::Structure,
+                id,
+                "expected an issue object {code, message}",
+            );
+            return None;
+        };
+        let code = m
+            .get("code")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if code.is_empty() {
+            self.err(
+                ErrorKind::Structure,
+                format!("{id}.code"),
+                "issue without a code",
+            );
+        }
+        let message = m
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let level = self.severity(m.get("level"), &format!("{id}.level"));
+        Some(IssueSpec {
+            code,
+            message,
+            level,
+        })
+    }
+
+    fn field_req(&mut self, v: &Value, id: &str) -> Option<FieldReq> {
+        match v {
+            Value::String(s) => Some(FieldReq {
+                level: self.level(s, id),
+                level_raw: s.clone(),
+                level_addendum: None,
+                description_addendum: None,
+                issue: None,
+            }),
+            Value::Object(m) => {
+                let level_raw = m
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let level = self.level(&level_raw, &format!("{id}.level"));
+                let issue = match m.get("issue") {
+                    Some(i) => self.issue(i, &format!("{id}.issue")),
+                    None => None,
+                };
+                Some(FieldReq {
+                    level,
+                    level_raw,
+                    level_addendum: opt_str(v, "level_addendum"),
+                    description_addendum: opt_str(v, "description_addendum"),
+                    issue,
+                })
+            }
+            other => {
+                self.err(
+                    ErrorKind::Structure,
+                    id,
+                    format!("expected a level or {{level, …}}, found {}", kind_of(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn field_rule(&mut self, v: &Value, id: &str) -> FieldRule {
+        let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
+        let mut fields = IndexMap::new();
+        if let Some(m) = v.get("fields").and_then(Value::as_object) {
+            for (k, fv) in m {
+                if let Some(f) = self.field_req(fv, &format!("{id}.fields.{k}")) {
+                    fields.insert(k.clone(), f);
+                }
+            }
+        }
+        FieldRule {
+            id: id.to_owned(),
+            selectors,
+            fields,
+        }
+    }
+
+    fn terms(&mut self, raw: &Value, table: &str) -> IndexMap<String, Term> {
+        let mut out = IndexMap::new();
+        for (k, v) in map_at(raw, &["objects", table]) {
+            let value = opt_str(v, "value").unwrap_or_else(|| k.clone());
+            let display_name = opt_str(v, "display_name").unwrap_or_default();
+            out.insert(
+                k.clone(),
+                Term {
+                    key: k.clone(),
+                    value,
+                    display_name,
+                },
+            );
+        }
+        out
+    }
+
+    fn definitions(&mut self, raw: &Value, table: &str) -> IndexMap<String, Definition> {
+        let mut out = IndexMap::new();
+        for (k, v) in map_at(raw, &["objects", table]) {
+            let name = opt_str(v, "name").unwrap_or_else(|| k.clone());
+            out.insert(
+                k.clone(),
+                Definition {
+                    key: k.clone(),
+                    name,
+                    def: v.clone(),
+                },
+            );
+        }
+        out
+    }
+
+    pub(crate) fn build(&mut self, raw: &Value) -> Views {
+        // Entities in canonical order; entities missing from the order list go last.
+        let ent_objs = map_at(raw, &["objects", "entities"]);
+        let order_list = match raw.get("rules").and_then(|r| r.get("entities")) {
+            Some(v) => self.str_list(Some(v), "rules.entities"),
+            None => Vec::new(),
+        };
+        let mut entities = Vec::new();
+        let mut names: Vec<&String> = Vec::new();
+        for name in &order_list {
+            if let Some((k, _)) = ent_objs.get_key_value(name) {
+                names.push(k);
+            } else {
+                self.err(
+                    ErrorKind::DanglingRef,
+                    "rules.entities",
+                    format!("`{name}` is not in objects.entities"),
+                );
+            }
+        }
+        for k in ent_objs.keys() {
+            if !order_list.contains(k) {
+                names.push(k);
+            }
+        }
+        for (order, name) in names.into_iter().enumerate() {
+            let v = &ent_objs[name.as_str()];
+            let id = format!("objects.entities.{name}");
+            let key = opt_str(v, "name").unwrap_or_else(|| {
+                self.err(
+                    ErrorKind::Structure,
+                    format!("{id}.name"),
+                    "entity without a short name",
+                );
+                name.clone()
+            });
+            let en = v
+                .get("enum")
+                .map(|e| self.str_list(Some(e), &format!("{id}.enum")));
+            entities.push(Entity {
+                name: name.clone(),
+                key,
+                display_name: opt_str(v, "display_name").unwrap_or_default(),
+                format: opt_str(v, "format").unwrap_or_else(|| "label".into()),
+                r#enum: en,
+                order,
+            });
+        }
+
+        let datatypes = self.terms(raw, "datatypes");
+        let suffixes = self.terms(raw, "suffixes");
+        let extensions = self.terms(raw, "extensions");
+
+        let mut modalities = IndexMap::new();
+        for (k, v) in map_at(raw, &["rules", "modalities"]) {
+            let dts = self.str_list(
+                v.get("datatypes"),
+                &format!("rules.modalities.{k}.datatypes"),
+            );
+            modalities.insert(k.clone(), dts);
+        }
+        for k in map_at(raw, &["objects", "modalities"]).keys() {
+            modalities.entry(k.clone()).or_default();
+        }
+
+        let mut formats = IndexMap::new();
+        for (k, v) in map_at(raw, &["objects", "formats"]) {
+            let id = format!("objects.formats.{k}.pattern");
+            let Some(pattern) = opt_str(v, "pattern") else {
+                self.err(ErrorKind::Structure, id, "format without a pattern");
+                continue;
+            };
+            match regress::Regex::new(&format!("^(?:{pattern})$")) {
+                Ok(regex) => {
+                    formats.insert(
+                        k.clone(),
+                        Format {
+                            name: k.clone(),
+                            pattern,
+                            regex,
+                        },
+                    );
+                }
+                Err(e) => self.err(
+                    ErrorKind::Regex,
+                    id,
+                    format!("invalid ECMAScript pattern `{pattern}`: {e}"),
+                ),
+            }
+        }
+        // Patterns inside metadata and column definitions must compile too.
+        for table in ["metadata", "columns"] {
+            for (k, v) in map_at(raw, &["objects", table]) {
+                self.check_patterns(v, &format!("objects.{table}.{k}"));
+            }
+        }
+
+        let metadata = self.definitions(raw, "metadata");
+        let columns = self.definitions(raw, "columns");
+        let enums: IndexMap<String, Value> = map_at(raw, &["objects", "enums"])
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+
+        // File rules: rules.files.<category>.<group>.<name>
+        let mut file_rules = Vec::new();
+        for (cat, groups) in map_at(raw, &["rules", "files"]) {
+            let Some(groups) = groups.as_object() else {
+                continue;
+            };
+            for (group, rules) in groups {
+                let Some(rules) = rules.as_object() else {
+                    continue;
+                };
+                for (name, v) in rules {
+                    let id = format!("rules.files.{cat}.{group}.{name}");
+                    file_rules.push(self.file_rule(v, &id, cat, group, name));
+                }
+            }
+        }
+
+        let mut sidecar_rules = Vec::new();
+        for (group, rules) in map_at(raw, &["rules", "sidecars"]) {
+            for (name, v) in rules.as_object().unwrap_or_else(|| empty_map()) {
+                sidecar_rules.push(self.field_rule(v, &format!("rules.sidecars.{group}.{name}")));
+            }
+        }
+
+        let mut json_rules = Vec::new();
+        for (name, v) in map_at(raw, &["rules", "dataset_metadata"]) {
+            json_rules.push(self.field_rule(v, &format!("rules.dataset_metadata.{name}")));
+        }
+        for (group, rules) in map_at(raw, &["rules", "json"]) {
+            for (name, v) in rules.as_object().unwrap_or_else(|| empty_map()) {
+                json_rules.push(self.field_rule(v, &format!("rules.json.{group}.{name}")));
+            }
+        }
+
+        let mut tabular_rules = Vec::new();
+        for (group, rules) in map_at(raw, &["rules", "tabular_data"]) {
+            for (name, v) in rules.as_object().unwrap_or_else(|| empty_map()) {
+                let id = format!("rules.tabular_data.{group}.{name}");
+                tabular_rules.push(self.tabular_rule(v, &id, &columns));
+            }
+        }
+
+        let mut checks = Vec::new();
+        for (group, rules) in map_at(raw, &["rules", "checks"]) {
+            for (name, v) in rules.as_object().unwrap_or_else(|| empty_map()) {
+                let id = format!("rules.checks.{group}.{name}");
+                let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
+                let cks = self.expressions(v.get("checks"), &format!("{id}.checks"));
+                let issue = match v.get("issue") {
+                    Some(i) => self.issue(i, &format!("{id}.issue")),
+                    None => {
+                        self.err(ErrorKind::Structure, &id, "check without an issue");
+                        None
+                    }
+                };
+                checks.push(CheckRule {
+                    id,
+                    selectors,
+                    checks: cks,
+                    issue,
+                });
+            }
+        }
+
+        let mut errors = Vec::new();
+        for (name, v) in map_at(raw, &["rules", "errors"]) {
+            let id = format!("rules.errors.{name}");
+            let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
+            let level = self
+                .severity(v.get("level"), &format!("{id}.level"))
+                .unwrap_or(Severity::Error);
+            errors.push(ErrorRule {
+                id,
+                name: name.clone(),
+                code: opt_str(v, "code").unwrap_or_default(),
+                message: opt_str(v, "message").unwrap_or_default(),
+                level,
+                selectors,
+            });
+        }
+
+        let mut directories = Vec::new();
+        for (layout, entries) in map_at(raw, &["rules", "directories"]) {
+            for (key, v) in entries.as_object().unwrap_or_else(|| empty_map()) {
+                let id = format!("rules.directories.{layout}.{key}");
+                let level = v
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .map(|s| self.level(s, &format!("{id}.level")));
+                directories.push(DirectoryRule {
+                    id,
+                    layout: layout.clone(),
+                    key: key.clone(),
+                    name: opt_str(v, "name"),
+                    value: opt_str(v, "value"),
+                    entity: opt_str(v, "entity"),
+                    level,
+                    opaque: v.get("opaque").and_then(Value::as_bool).unwrap_or(false),
+                    subdirs: v
+                        .get("subdirs")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default(),
+                });
+            }
+        }
+
+        let mut associations = Vec::new();
+        for (name, v) in map_at(raw, &["meta", "associations"]) {
+            let id = format!("meta.associations.{name}");
+            let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
+            let t = v.get("target").cloned().unwrap_or(Value::Null);
+            let target = AssociationTarget {
+                suffix: opt_str(&t, "suffix"),
+                extension: self.str_list(t.get("extension"), &format!("{id}.target.extension")),
+                entities: t
+                    .get("entities")
+                    .map(|e| self.str_list(Some(e), &format!("{id}.target.entities"))),
+            };
+            associations.push(Association {
+                id,
+                name: name.clone(),
+                selectors,
+                target,
+                inherit: v.get("inherit").and_then(Value::as_bool).unwrap_or(false),
+            });
+        }
+
+        let context = raw
+            .get("meta")
+            .and_then(|m| m.get("context"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let versions = match raw.get("meta").and_then(|m| m.get("versions")) {
+            Some(v) => self.str_list(Some(v), "meta.versions"),
+            None => Vec::new(),
+        };
+
+        Views {
+            entities,
+            datatypes,
+            suffixes,
+            extensions,
+            modalities,
+            formats,
+            metadata,
+            columns,
+            enums,
+            file_rules,
+            sidecar_rules,
+            json_rules,
+            tabular_rules,
+            checks,
+            errors,
+            directories,
+            associations,
+            context,
+            versions,
+        }
+    }
+
+    fn check_patterns(&mut self, v: &Value, id: &str) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    if k == "pattern" {
+                        if let Some(p) = x.as_str() {
+                            if let Err(e) = regress::Regex::new(p) {
+                                self.err(
+                                    ErrorKind::Regex,
+                                    format!("{id}.pattern"),
+                                    format!("invalid ECMAScript pattern `{p}`: {e}"),
+                                );
+                            }
+                        }
+                    } else if matches!(x, Value::Object(_) | Value::Array(_)) {
+                        self.check_patterns(x, &format!("{id}.{k}"));
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, x) in items.iter().enumerate() {
+                    self.check_patterns(x, &format!("{id}[{i}]"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn file_rule(&mut self, v: &Value, id: &str, cat: &str, group: &str, name: &str) -> FileRule {
+        let mut entities = IndexMap::new();
+        if let Some(m) = v.get("entities").and_then(Value::as_object) {
+            for (ek, ev) in m {
+                let eid = format!("{id}.entities.{ek}");
+                let rule = match ev {
+                    Value::String(s) => EntityRule {
+                        level: self.level(s, &eid),
+                        r#enum: None,
+                    },
+                    Value::Object(_) => {
+                        let lv = ev.get("level").and_then(Value::as_str).unwrap_or("");
+                        let level = self.level(lv, &format!("{eid}.level"));
+                        let en = ev
+                            .get("enum")
+                            .map(|e| self.str_list(Some(e), &format!("{eid}.enum")));
+                        EntityRule { level, r#enum: en }
+                    }
+                    other => {
+                        self.err(
+                            ErrorKind::Structure,
+                            &eid,
+                            format!(
+                                "expected a level or {{level, enum}}, found {}",
+                                kind_of(other)
+                            ),
+                        );
+                        continue;
+                    }
+                };
+                entities.insert(ek.clone(), rule);
+            }
+        }
+        let level = v
+            .get("level")
+            .and_then(Value::as_str)
+            .map(|s| self.level(s, &format!("{id}.level")));
+        FileRule {
+            id: id.to_owned(),
+            category: cat.to_owned(),
+            group: group.to_owned(),
+            name: name.to_owned(),
+            selectors: self.expressions(v.get("selectors"), &format!("{id}.selectors")),
+            suffixes: self.str_list(v.get("suffixes"), &format!("{id}.suffixes")),
+            extensions: self.str_list(v.get("extensions"), &format!("{id}.extensions")),
+            datatypes: self.str_list(v.get("datatypes"), &format!("{id}.datatypes")),
+            entities,
+            level,
+            path: opt_str(v, "path"),
+            stem: opt_str(v, "stem"),
+        }
+    }
+
+    fn tabular_rule(
+        &mut self,
+        v: &Value,
+        id: &str,
+        column_defs: &IndexMap<String, Definition>,
+    ) -> TabularRule {
+        let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
+        let mut columns = IndexMap::new();
+        if let Some(m) = v.get("columns").and_then(Value::as_object) {
+            for (k, cv) in m {
+                let cid = format!("{id}.columns.{k}");
+                let name = column_defs
+                    .get(k)
+                    .map(|d| d.name.clone())
+                    .unwrap_or_else(|| k.clone());
+                let (level_raw, addendum, desc, definition) = match cv {
+                    Value::String(s) => (s.clone(), None, None, None),
+                    Value::Object(_) => (
+                        cv.get("level")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        opt_str(cv, "level_addendum"),
+                        opt_str(cv, "description_addendum"),
+                        cv.get("definition").cloned(),
+                    ),
+                    other => {
+                        self.err(
+                            ErrorKind::Structure,
+                            &cid,
+                            format!("expected a level or {{level, …}}, found {}", kind_of(other)),
+                        );
+                        continue;
+                    }
+                };
+                let level = self.level(&level_raw, &cid);
+                // A column with a definition of its own may take its name from it.
+                let name = definition
+                    .as_ref()
+                    .and_then(|d| opt_str(d, "name"))
+                    .unwrap_or(name);
+                columns.insert(
+                    k.clone(),
+                    ColumnReq {
+                        key: k.clone(),
+                        name,
+                        level,
+                        level_raw,
+                        level_addendum: addendum,
+                        description_addendum: desc,
+                        definition,
+                    },
+                );
+            }
+        }
+        TabularRule {
+            id: id.to_owned(),
+            selectors,
+            columns,
+            initial_columns: self
+                .str_list(v.get("initial_columns"), &format!("{id}.initial_columns")),
+            index_columns: self.str_list(v.get("index_columns"), &format!("{id}.index_columns")),
+            additional_columns: opt_str(v, "additional_columns"),
+        }
+    }
+}
+
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// Names called as functions in an expression (`name(`), outside string literals and
+/// not after a `.`.
+pub fn called_functions(src: &str) -> Vec<String> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut prev_sig: u8 = b' ';
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' || c == b'\'' {
+            let q = c;
+            i += 1;
+            while i < b.len() && b[i] != q {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            prev_sig = q;
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let mut j = i;
+            while j < b.len() && b[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if j < b.len() && b[j] == b'(' && prev_sig != b'.' {
+                let name = &src[start..i];
+                if !out.iter().any(|n: &String| n == name) {
+                    out.push(name.to_owned());
+                }
+            }
+            prev_sig = b'a';
+            continue;
+        }
+        if !c.is_ascii_whitespace() {
+            prev_sig = c;
+        }
+        i += 1;
+    }
+    out
+}
