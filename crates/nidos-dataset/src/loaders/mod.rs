@@ -7,12 +7,15 @@
 //!
 //! | module | input | output | issue codes |
 //! |---|---|---|---|
-//! | [`json`] | bytes | JSON object | `INVALID_JSON_ENCODING`, `JSON_INVALID`, `JSON_NOT_AN_OBJECT` |
-//! | [`tsv`] | reader | [`tsv::Table`] | `INVALID_FILE_ENCODING`, `TSV_EMPTY_LINE`, `TSV_EQUAL_ROWS`, `TSV_COLUMN_HEADER_DUPLICATE`, `GZ_NOT_GZIPPED`, `INVALID_GZIP` |
-//! | [`nifti`] | prefix bytes / gz reader | [`nifti::NiftiHeader`] | `NIFTI_HEADER_UNREADABLE` |
+//! | [`json`] | bytes | JSON object | `INVALID_JSON_ENCODING` (also a BOM, non-fatal), `JSON_INVALID`, `JSON_NOT_AN_OBJECT` |
+//! | [`tsv`] | reader (plain or gzip) | [`tsv::Table`] | `INVALID_FILE_ENCODING`, `TSV_EMPTY_LINE`, `TSV_EQUAL_ROWS`, `TSV_COLUMN_HEADER_DUPLICATE`, `TSV_ERROR`, `GZ_NOT_GZIPPED`, `INVALID_GZIP`, `FILE_READ` |
+//! | [`nifti`] | prefix bytes, or a `.nii.gz` reader | [`nifti::NiftiHeader`] | `NIFTI_HEADER_UNREADABLE` |
 //! | [`gzip`] | prefix bytes | [`gzip::GzipHeader`] | `GZ_NOT_GZIPPED`, `INVALID_GZIP` |
-//! | [`tiff`] | prefix bytes | [`tiff::TiffInfo`] | `TIFF_UNREADABLE` |
+//! | [`tiff`] | prefix bytes | [`tiff::TiffInfo`], [`tiff::OmeInfo`] | `TIFF_UNREADABLE` (nidos' own: the standard has none) |
 //! | [`bval`], [`bvec`] | bytes | values and shape | `MALFORMED_BVAL`, `MALFORMED_BVEC` |
+//!
+//! Each parsed type has a `to_value()` giving the matching context field (`json`, `columns`,
+//! `nifti_header`, `gzip`, `tiff`, `ome`, `associations.bval` / `bvec`).
 
 use std::fmt;
 
