@@ -1,10 +1,217 @@
-//! `nidos validate`.
+//! `nidos validate DIR`: applies the schema's rules and prints a report.
 
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args, Debug)]
-pub struct Args {}
+use anyhow::Context as _;
+use nidos_validate::{Config, Engine, Issue, Options, Report, Severity};
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`nidos validate` is not built yet")
+use crate::schema_arg;
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    #[value(name = "json_pp")]
+    JsonPp,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The dataset directory.
+    pub dataset: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Write the report to a file instead of stdout.
+    #[arg(short = 'o', long = "outfile", visible_alias = "output")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub schema: schema_arg::SchemaArgs,
+    /// A configuration file: {"ignore": [...], "warning": [...], "error": [...]}.
+    #[arg(short = 'c', long)]
+    pub config: Option<PathBuf>,
+    /// Leave warnings out of the report.
+    #[arg(long = "ignore-warnings", visible_alias = "ignoreWarnings")]
+    pub ignore_warnings: bool,
+    /// Do not read NIfTI headers.
+    #[arg(long = "ignore-nifti-headers", visible_alias = "ignoreNiftiHeaders")]
+    pub ignore_nifti_headers: bool,
+    /// Read at most N rows of each table (participants, sessions, scans and phenotype
+    /// tables are always read whole). -1 reads everything.
+    #[arg(long = "max-rows", visible_alias = "maxRows", default_value_t = 1000, allow_negative_numbers = true)]
+    pub max_rows: i64,
+    /// Report these modalities as errors when present.
+    #[arg(long = "blacklist-modalities", visible_alias = "blacklistModalities", num_args = 1..)]
+    pub blacklist_modalities: Vec<String>,
+    /// Print every location of every issue in the text report.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Colour the text report (default: when stdout is a terminal).
+    #[arg(long, overrides_with = "no_color")]
+    pub color: bool,
+    /// Never colour the text report.
+    #[arg(long = "no-color", visible_alias = "noColor")]
+    pub no_color: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
+    for w in &loaded.warnings {
+        eprintln!("nidos: warning: {w}");
+    }
+    let config = match &args.config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading config {}", p.display()))?;
+            Config::from_json(&text).with_context(|| format!("config {}", p.display()))?
+        }
+        None => Config::default(),
+    };
+    let opts = Options {
+        ignore_nifti_headers: args.ignore_nifti_headers,
+        max_rows: usize::try_from(args.max_rows).ok(),
+        config,
+        ignore_warnings: args.ignore_warnings,
+        blacklist_modalities: args.blacklist_modalities.clone(),
+    };
+    let engine = Engine::new(&loaded.schema);
+    let report = engine
+        .validate(&args.dataset, &opts)
+        .with_context(|| format!("cannot validate {}", args.dataset.display()))?;
+
+    let color = match (args.color, args.no_color) {
+        (_, true) => false,
+        (true, _) => true,
+        _ => args.output.is_none() && std::io::stdout().is_terminal(),
+    };
+    let text = match args.format {
+        Format::Json => serde_json::to_string(&report.to_json())? + "\n",
+        Format::JsonPp => serde_json::to_string_pretty(&report.to_json())? + "\n",
+        Format::Text => render_text(&report, args.verbose, color),
+    };
+    match &args.output {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not an error of the validation.
+            let _ = out.write_all(text.as_bytes());
+        }
+    }
+    Ok(if report.has_errors() { ExitCode::from(16) } else { ExitCode::SUCCESS })
+}
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn wrap(&self, code: &str, s: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+const SHOWN_LOCATIONS: usize = 5;
+
+/// The human report: issues grouped by code (errors first), a few locations each, the
+/// code's message once, then a summary.
+pub fn render_text(report: &Report, verbose: bool, color: bool) -> String {
+    let paint = Paint { on: color };
+    let mut out = String::new();
+    for severity in [Severity::Error, Severity::Warning] {
+        let mut groups: indexmap::IndexMap<(&str, &str), Vec<&Issue>> = indexmap::IndexMap::new();
+        for i in report.issues.iter().filter(|i| i.severity == severity) {
+            groups.entry((i.code.as_str(), i.sub_code.as_str())).or_default().push(i);
+        }
+        if groups.is_empty() {
+            continue;
+        }
+        let (title, code) = match severity {
+            Severity::Error => ("Errors", "1;31"),
+            _ => ("Warnings", "1;33"),
+        };
+        out.push_str(&paint.wrap(code, &format!("{title}: {}\n", groups.values().map(Vec::len).sum::<usize>())));
+        for ((c, sub), issues) in &groups {
+            let head = if sub.is_empty() { c.to_string() } else { format!("{c} [{sub}]") };
+            out.push_str(&format!(
+                "\n  {} ({} {})\n",
+                paint.wrap(code, &head),
+                issues.len(),
+                if issues.len() == 1 { "location" } else { "locations" }
+            ));
+            if let Some(msg) = report.code_messages.get(*c).filter(|m| !m.is_empty()) {
+                for line in msg.lines().take(if verbose { usize::MAX } else { 3 }) {
+                    out.push_str(&format!("    {}\n", paint.wrap("2", line)));
+                }
+            }
+            let limit = if verbose { usize::MAX } else { SHOWN_LOCATIONS };
+            for i in issues.iter().take(limit) {
+                let mut line = format!("    {}", i.location);
+                if let Some(n) = i.line {
+                    line.push_str(&format!(":{n}"));
+                }
+                if let Some(m) = &i.issue_message {
+                    line.push_str(&format!("  {}", m.lines().next().unwrap_or("")));
+                }
+                out.push_str(&line);
+                out.push('\n');
+            }
+            if issues.len() > limit {
+                out.push_str(&format!("    … and {} more\n", issues.len() - limit));
+            }
+        }
+        out.push('\n');
+    }
+    let s = &report.summary;
+    let errors = report.count(Severity::Error);
+    let warnings = report.count(Severity::Warning);
+    out.push_str(&paint.wrap("1", "Summary\n"));
+    out.push_str(&format!(
+        "  {} files, {}; {} subjects, {} sessions\n",
+        s.total_files,
+        human_size(s.size),
+        s.subjects.len(),
+        s.sessions.len()
+    ));
+    if !s.tasks.is_empty() {
+        out.push_str(&format!("  tasks: {}\n", s.tasks.join(", ")));
+    }
+    if !s.modalities.is_empty() {
+        out.push_str(&format!("  modalities: {}\n", s.modalities.join(", ")));
+    }
+    if !s.data_types.is_empty() {
+        out.push_str(&format!("  datatypes: {}\n", s.data_types.join(", ")));
+    }
+    out.push_str(&format!(
+        "  {} {}, schema version {}\n",
+        s.version_key,
+        s.dataset_version.as_deref().unwrap_or("(not declared)"),
+        s.schema_version
+    ));
+    let verdict = if errors == 0 {
+        paint.wrap("1;32", &format!("valid: 0 errors, {warnings} warnings"))
+    } else {
+        paint.wrap("1;31", &format!("{errors} errors, {warnings} warnings"))
+    };
+    out.push_str(&format!("  {verdict}\n"));
+    out
+}
+
+fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
 }

@@ -10,6 +10,7 @@ mod cmd_eval;
 mod cmd_repl;
 mod cmd_schema;
 mod cmd_validate;
+mod schema_arg;
 
 #[derive(Parser)]
 #[command(name = "nidos", version, about = "Validate, query and explore Std / BIDS datasets")]

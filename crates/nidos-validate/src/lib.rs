@@ -1,2 +1,21 @@
-//! nidos-validate.
+//! Applies the schema's rules to a dataset and reports issues.
+//!
+//! ```ignore
+//! let schema = nidos_schema::load_path("schema.json".as_ref())?;
+//! let report = nidos_validate::Engine::new(&schema).validate("ds".as_ref(), &Default::default())?;
+//! println!("{} errors", report.count(nidos_validate::Severity::Error));
+//! ```
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod apply;
+pub mod config;
+mod engine;
+mod filenames;
+pub mod issue;
+pub mod jsonschema;
+pub mod report;
+
+pub use config::Config;
+pub use engine::{Engine, Options};
+pub use issue::{Issue, Severity};
+pub use report::{Report, Summary};

@@ -1,0 +1,569 @@
+//! Applies the schema's selector-based rules (checks, sidecar/JSON field rules, tabular
+//! rules) to one file's context.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use nidos_expr::{eval, Context, Value};
+use nidos_schema::{CheckRule, ColumnReq, Expression, FieldRule, Schema, TabularRule};
+
+use crate::engine::Engine;
+use crate::issue::{Issue, Severity};
+use crate::jsonschema;
+
+/// Evaluates a rule's selectors: every one must be truthy (null counts as false).
+pub(crate) fn selected(selectors: &[Expression], ctx: &dyn Context) -> bool {
+    selectors.iter().all(|s| match &s.parsed {
+        Some(e) => eval(e, ctx).truthy(),
+        None => false,
+    })
+}
+
+/// What the rules need of a file beyond the expression context.
+pub(crate) struct FileFacts<'a> {
+    pub path: &'a str,
+    pub extension: &'a str,
+    /// The sidecar that supplied each merged key.
+    pub sidecar_origin: &'a dyn Fn(&str) -> Option<String>,
+    pub derivative_dataset: bool,
+}
+
+/// Dataset-wide memory of (sidecar, key) pairs whose value was already checked, so a
+/// bad value in a shared sidecar is reported once.
+#[derive(Default)]
+pub(crate) struct Seen {
+    checked: Mutex<HashSet<(String, String)>>,
+}
+
+impl Seen {
+    fn first(&self, origin: &str, key: &str) -> bool {
+        match self.checked.lock() {
+            Ok(mut set) => set.insert((origin.to_string(), key.to_string())),
+            Err(_) => true,
+        }
+    }
+}
+
+pub(crate) fn apply_check(rule: &CheckRule, ctx: &dyn Context, facts: &FileFacts<'_>, out: &mut Vec<Issue>) {
+    let all_hold = rule.checks.iter().all(|c| match &c.parsed {
+        Some(e) => eval(e, ctx).truthy(),
+        None => false,
+    });
+    if all_hold {
+        return;
+    }
+    let (code, severity) = match &rule.issue {
+        Some(spec) if !spec.code.is_empty() => (
+            spec.code.clone(),
+            spec.level.map(convert_severity).unwrap_or(Severity::Error),
+        ),
+        _ => ("CHECK_ERROR".to_string(), Severity::Error),
+    };
+    out.push(Issue::new(code, severity, facts.path).rule(rule.id.clone()));
+}
+
+pub(crate) fn convert_severity(s: nidos_schema::Severity) -> Severity {
+    match s {
+        nidos_schema::Severity::Error => Severity::Error,
+        nidos_schema::Severity::Warning => Severity::Warning,
+        nidos_schema::Severity::Ignore => Severity::Ignore,
+    }
+}
+
+fn level_severity(level: nidos_schema::Level) -> Option<Severity> {
+    match level {
+        nidos_schema::Level::Required => Some(Severity::Error),
+        nidos_schema::Level::Recommended => Some(Severity::Warning),
+        _ => None,
+    }
+}
+
+/// Sidecar extensions that carry no sidecar of their own.
+const NO_SIDECAR_EXTENSIONS: &[&str] = &[".json", "", ".md", ".txt", ".rst", ".cff"];
+
+pub(crate) fn apply_fields(
+    engine: &Engine<'_>,
+    rule: &FieldRule,
+    is_sidecar_rule: bool,
+    ctx: &dyn Context,
+    facts: &FileFacts<'_>,
+    seen: &Seen,
+    out: &mut Vec<Issue>,
+) {
+    if is_sidecar_rule && NO_SIDECAR_EXTENSIONS.contains(&facts.extension) {
+        return;
+    }
+    let sidecar = ctx.lookup("sidecar");
+    let object = if is_sidecar_rule {
+        sidecar.clone()
+    } else {
+        ctx.lookup("json")
+    };
+    let report_missing = !facts.derivative_dataset || engine.selects_derivatives(&rule.id);
+    for (key, req) in &rule.fields {
+        let def = engine.schema.metadata_def(key);
+        let name = def.map(|d| d.name.as_str()).unwrap_or(key.as_str());
+        match object.as_object().and_then(|o| o.get(name)) {
+            None => {
+                if !report_missing {
+                    continue;
+                }
+                let mut severity = level_severity(req.level);
+                if let Some(addendum) = &req.level_addendum {
+                    if let Some(s) = addendum_severity(addendum, &sidecar) {
+                        severity = Some(s);
+                    }
+                }
+                let Some(severity) = severity else { continue };
+                let code = match &req.issue {
+                    Some(spec) if !spec.code.is_empty() => spec.code.clone(),
+                    _ => {
+                        let family = if is_sidecar_rule { "SIDECAR" } else { "JSON" };
+                        let need = if severity == Severity::Error { "REQUIRED" } else { "RECOMMENDED" };
+                        format!("{family}_KEY_{need}")
+                    }
+                };
+                out.push(Issue::new(code, severity, facts.path).sub(name).rule(rule.id.clone()));
+            }
+            Some(value) => {
+                let Some(def) = def else { continue };
+                let origin = if is_sidecar_rule {
+                    (facts.sidecar_origin)(name).unwrap_or_default()
+                } else {
+                    facts.path.to_string()
+                };
+                if !seen.first(&origin, key) {
+                    continue;
+                }
+                let json = value.to_json();
+                let violations = jsonschema::check(&json, &def.def, engine);
+                if let Some(v) = violations.first() {
+                    let mut issue = Issue::new("JSON_SCHEMA_VALIDATION_ERROR", Severity::Error, origin)
+                        .sub(name)
+                        .rule(rule.id.clone())
+                        .message(format!("{name}{}: {}", v.at, v.message));
+                    if is_sidecar_rule {
+                        issue.affects.push(facts.path.to_string());
+                    }
+                    out.push(issue);
+                }
+            }
+        }
+    }
+}
+
+/// A level addendum such as "required if `MEGCoordinateSystem` is `Other`" upgrades the
+/// level when the sidecar holds that string value.
+fn addendum_severity(addendum: &str, sidecar: &Value) -> Option<Severity> {
+    let (level, rest) = if let Some(i) = addendum.find("required if `") {
+        (Severity::Error, &addendum[i + "required if `".len()..])
+    } else if let Some(i) = addendum.find("recommended if `") {
+        (Severity::Warning, &addendum[i + "recommended if `".len()..])
+    } else {
+        return None;
+    };
+    let (key, rest) = rest.split_once('`')?;
+    let rest = rest.strip_prefix(" is `")?;
+    let (value, _) = rest.split_once('`')?;
+    let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !word(key) || !word(value) {
+        return None;
+    }
+    (sidecar.get(key).as_str() == Some(value)).then_some(level)
+}
+
+// ---------------------------------------------------------------------------------------
+// Tabular rules
+
+/// A value constraint of one column.
+struct Signature {
+    /// Anchored pattern the value must match (None: any).
+    regex: Option<regress::Regex>,
+    levels: Option<Vec<String>>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+}
+
+struct RawSignature {
+    formats: Vec<String>,
+    pattern: Option<String>,
+    unit: Option<String>,
+    levels: Option<Vec<String>>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+}
+
+impl RawSignature {
+    fn from_schema_def(def: &serde_json::Value) -> RawSignature {
+        let formats = if let Some(alts) = def.get("anyOf").and_then(|v| v.as_array()) {
+            alts.iter().map(single_format).collect()
+        } else {
+            vec![single_format(def)]
+        };
+        RawSignature {
+            formats,
+            pattern: def.get("pattern").and_then(|v| v.as_str()).map(str::to_string),
+            unit: def.get("unit").and_then(|v| v.as_str()).map(str::to_string),
+            levels: def.get("enum").and_then(|v| v.as_array()).map(|a| {
+                a.iter()
+                    .map(|x| match x {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect()
+            }),
+            minimum: def.get("minimum").and_then(|v| v.as_f64()),
+            maximum: def.get("maximum").and_then(|v| v.as_f64()),
+        }
+    }
+
+    /// A column definition written in a sidecar (or a schema `definition`): Format,
+    /// Units, Levels, Minimum, Maximum.
+    fn from_column_definition(def: &Value) -> RawSignature {
+        let format = match def.get("Format").as_str() {
+            Some(f) => f.to_string(),
+            None if !def.get("Units").is_null() => "number".to_string(),
+            None => "string".to_string(),
+        };
+        RawSignature {
+            formats: vec![format],
+            pattern: None,
+            unit: def.get("Units").as_str().map(str::to_string),
+            levels: def.get("Levels").as_object().map(|o| o.keys().cloned().collect()),
+            minimum: def.get("Minimum").as_f64(),
+            maximum: def.get("Maximum").as_f64(),
+        }
+    }
+
+    fn trivial(&self) -> bool {
+        self.levels.is_none()
+            && self.minimum.is_none()
+            && self.maximum.is_none()
+            && match &self.pattern {
+                None => self.formats.first().map(String::as_str) == Some("string"),
+                Some(p) => p == ".*",
+            }
+    }
+}
+
+fn single_format(def: &serde_json::Value) -> String {
+    def.get("format")
+        .or_else(|| def.get("type"))
+        .and_then(|v| v.as_str())
+        .unwrap_or("string")
+        .to_string()
+}
+
+fn collapse(format: &str) -> &str {
+    match format {
+        "integer" | "number" => "number",
+        "boolean" => "boolean",
+        _ => "string",
+    }
+}
+
+/// Refines the schema's signature with a sidecar definition; `Err` when the sidecar
+/// contradicts the schema (TSV_COLUMN_TYPE_REDEFINED).
+fn refine(schema: RawSignature, side: RawSignature) -> Result<RawSignature, RawSignature> {
+    let side_format = side.formats.first().map(String::as_str).unwrap_or("string");
+    if !schema.formats.iter().any(|f| collapse(f) == collapse(side_format)) {
+        return Err(schema);
+    }
+    if let (Some(s), Some(d)) = (&side.levels, &schema.levels) {
+        if !s.iter().all(|l| d.contains(l)) {
+            return Err(schema);
+        }
+    }
+    if let Some(unit) = &schema.unit {
+        if side.unit.as_ref().unwrap_or(unit) != unit {
+            return Err(schema);
+        }
+    }
+    if let Some(min) = schema.minimum {
+        if side.minimum.unwrap_or(min) < min {
+            return Err(schema);
+        }
+    }
+    if let Some(max) = schema.maximum {
+        if side.maximum.unwrap_or(max) > max {
+            return Err(schema);
+        }
+    }
+    Ok(RawSignature {
+        formats: side.formats,
+        pattern: schema.pattern,
+        unit: side.unit.or(schema.unit),
+        levels: side.levels.or(schema.levels),
+        minimum: side.minimum.or(schema.minimum),
+        maximum: side.maximum.or(schema.maximum),
+    })
+}
+
+impl Signature {
+    fn compile(raw: &RawSignature, schema: &Schema) -> Option<Signature> {
+        if raw.trivial() {
+            return None;
+        }
+        let body = match &raw.pattern {
+            Some(p) => p.clone(),
+            None => {
+                let parts: Vec<&str> = raw
+                    .formats
+                    .iter()
+                    .map(|f| schema.format(f).map(|f| f.pattern.as_str()).unwrap_or(".*"))
+                    .collect();
+                parts.join("|")
+            }
+        };
+        let regex = regress::Regex::new(&format!("^(?:{body})$")).ok();
+        Some(Signature {
+            regex,
+            levels: raw.levels.clone(),
+            minimum: raw.minimum,
+            maximum: raw.maximum,
+        })
+    }
+
+    fn accepts(&self, value: &str) -> bool {
+        if value == "n/a" {
+            return true;
+        }
+        if let Some(re) = &self.regex {
+            if re.find(value).is_none() {
+                return false;
+            }
+        }
+        if let Some(levels) = &self.levels {
+            if !levels.iter().any(|l| l == value) {
+                return false;
+            }
+        }
+        if self.minimum.is_some() || self.maximum.is_some() {
+            let n = parse_float_prefix(value);
+            if self.minimum.is_some_and(|m| !(n >= m)) || self.maximum.is_some_and(|m| !(n <= m)) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// JavaScript `parseFloat`: the longest numeric prefix, NaN when none.
+fn parse_float_prefix(s: &str) -> f64 {
+    let t = s.trim_start();
+    let mut end = 0;
+    let mut best = f64::NAN;
+    for (i, _) in t.char_indices().skip(1).chain(std::iter::once((t.len(), ' '))) {
+        if let Ok(v) = t[..i].parse::<f64>() {
+            best = v;
+            end = i;
+        }
+    }
+    let _ = end;
+    if best.is_nan() && t.starts_with("Infinity") {
+        return f64::INFINITY;
+    }
+    best
+}
+
+fn na_hint(value: &str) -> &'static str {
+    let v = value.trim();
+    if matches!(v, "NA" | "na" | "nan" | "NaN" | "n/a" | "N/A") {
+        ", did you mean 'n/a'?"
+    } else {
+        ""
+    }
+}
+
+pub(crate) struct TableView<'a> {
+    pub headers: Vec<String>,
+    pub columns: &'a nidos_expr::Object,
+}
+
+pub(crate) fn apply_tabular(
+    engine: &Engine<'_>,
+    rule: &TabularRule,
+    ctx: &dyn Context,
+    facts: &FileFacts<'_>,
+    table: &TableView<'_>,
+    out: &mut Vec<Issue>,
+) {
+    if facts.extension != ".tsv" && facts.extension != ".tsv.gz" {
+        return;
+    }
+    let sidecar = ctx.lookup("sidecar");
+    let schema = engine.schema;
+    // Rule columns, by the header name they take in a file.
+    let names: Vec<(&str, &ColumnReq)> = rule.columns.values().map(|c| (c.name.as_str(), c)).collect();
+    let rule_names: HashSet<&str> = names.iter().map(|(n, _)| *n).collect();
+    let initial: HashSet<&str> = rule.initial_columns.iter().map(String::as_str).collect();
+
+    for (name, req) in &names {
+        let Some(values) = table.columns.get(*name).and_then(|v| v.as_array()) else {
+            if req.level == nidos_schema::Level::Required && !initial.contains(req.key.as_str()) {
+                out.push(
+                    Issue::new("TSV_COLUMN_MISSING", Severity::Error, facts.path)
+                        .sub(*name)
+                        .rule(rule.id.clone()),
+                );
+            }
+            continue;
+        };
+        let side_def = sidecar.get(name);
+        let schema_def = req
+            .definition
+            .clone()
+            .or_else(|| schema.column_def(&req.key).map(|d| d.def.clone()))
+            .unwrap_or(serde_json::Value::Null);
+        let raw = if let Some(overridable) = schema_def.get("definition") {
+            if side_def.as_object().is_some() {
+                RawSignature::from_column_definition(&side_def)
+            } else {
+                RawSignature::from_column_definition(&Value::from(overridable))
+            }
+        } else {
+            let base = RawSignature::from_schema_def(&schema_def);
+            if side_def.as_object().is_some() {
+                match refine(base, RawSignature::from_column_definition(&side_def)) {
+                    Ok(r) => r,
+                    Err(base) => {
+                        let origin = (facts.sidecar_origin)(name).unwrap_or_else(|| facts.path.to_string());
+                        out.push(
+                            Issue::new("TSV_COLUMN_TYPE_REDEFINED", Severity::Warning, origin)
+                                .sub(*name)
+                                .rule(rule.id.clone()),
+                        );
+                        base
+                    }
+                }
+            } else {
+                base
+            }
+        };
+        check_values(schema, name, &raw, values, facts.path, &rule.id, out);
+    }
+
+    for header in &table.headers {
+        if rule_names.contains(header.as_str()) {
+            continue;
+        }
+        let policy = rule.additional_columns.as_deref().unwrap_or("n/a");
+        let side_def = sidecar.get(header);
+        if policy == "not_allowed" {
+            out.push(
+                Issue::new("TSV_ADDITIONAL_COLUMNS_NOT_ALLOWED", Severity::Error, facts.path)
+                    .sub(header.as_str())
+                    .rule(rule.id.clone()),
+            );
+        } else if !side_def.as_object().is_some() {
+            let (code, severity) = if policy == "allowed_if_defined" {
+                ("TSV_ADDITIONAL_COLUMNS_MUST_DEFINE", Severity::Error)
+            } else {
+                ("TSV_ADDITIONAL_COLUMNS_UNDEFINED", Severity::Warning)
+            };
+            out.push(
+                Issue::new(code, severity, facts.path)
+                    .sub(header.as_str())
+                    .rule(rule.id.clone()),
+            );
+        } else if let Some(values) = table.columns.get(header.as_str()).and_then(|v| v.as_array()) {
+            let raw = RawSignature::from_column_definition(&side_def);
+            check_values(schema, header, &raw, values, facts.path, &rule.id, out);
+        }
+    }
+
+    if !rule.initial_columns.is_empty() {
+        let mut wanted = Vec::new();
+        for key in &rule.initial_columns {
+            let name = schema.column_def(key).map(|d| d.name.as_str()).unwrap_or(key.as_str());
+            let required = rule.columns.get(key).map(|c| c.level) == Some(nidos_schema::Level::Required);
+            let position = table.headers.iter().position(|h| h == name);
+            if position.is_none() && !required {
+                continue;
+            }
+            wanted.push((name, position));
+        }
+        for (i, (name, position)) in wanted.into_iter().enumerate() {
+            match position {
+                None => out.push(
+                    Issue::new("TSV_COLUMN_MISSING", Severity::Error, facts.path)
+                        .sub(name)
+                        .rule(rule.id.clone())
+                        .message(format!("required initial column {} not found", i + 1)),
+                ),
+                Some(p) if p != i => out.push(
+                    Issue::new("TSV_COLUMN_ORDER_INCORRECT", Severity::Error, facts.path)
+                        .sub(name)
+                        .rule(rule.id.clone())
+                        .message(format!("column {name} must be column {}, found at {}", i + 1, p + 1)),
+                ),
+                Some(_) => {}
+            }
+        }
+    }
+
+    if !rule.index_columns.is_empty() {
+        let cols: Vec<&[Value]> = rule
+            .index_columns
+            .iter()
+            .map(|k| schema.column_def(k).map(|d| d.name.as_str()).unwrap_or(k.as_str()))
+            .filter_map(|n| table.columns.get(n).and_then(|v| v.as_array()))
+            .collect();
+        if let Some(first) = cols.first() {
+            let mut seen = HashSet::new();
+            for row in 0..first.len() {
+                let key: String = cols
+                    .iter()
+                    .map(|c| c.get(row).and_then(|v| v.as_str()).unwrap_or(""))
+                    .collect();
+                if !seen.insert(key.clone()) {
+                    out.push(
+                        Issue::new("TSV_INDEX_VALUE_NOT_UNIQUE", Severity::Error, facts.path)
+                            .rule(rule.id.clone())
+                            .line(row + 2)
+                            .message(format!("row {}: value {key:?} repeats", row + 2)),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn check_values(
+    schema: &Schema,
+    name: &str,
+    raw: &RawSignature,
+    values: &[Value],
+    path: &str,
+    rule_id: &str,
+    out: &mut Vec<Issue>,
+) {
+    let Some(sig) = Signature::compile(raw, schema) else { return };
+    let mut pseudo_age_reported = false;
+    for (row, value) in values.iter().enumerate() {
+        let text = value.as_str().unwrap_or("");
+        if sig.accepts(text) {
+            continue;
+        }
+        if name == "age" && text == "89+" {
+            if !pseudo_age_reported {
+                pseudo_age_reported = true;
+                out.push(
+                    Issue::new("TSV_PSEUDO_AGE_DEPRECATED", Severity::Warning, path)
+                        .rule(rule_id.to_string())
+                        .line(row + 2)
+                        .message("age \"89+\" is deprecated: write 89 (ages above 89 are capped at 89)"),
+                );
+            }
+            continue;
+        }
+        out.push(
+            Issue::new("TSV_VALUE_INCORRECT_TYPE", Severity::Error, path)
+                .sub(name)
+                .rule(rule_id.to_string())
+                .line(row + 2)
+                .message(format!("'{text}'{}", na_hint(text))),
+        );
+        break;
+    }
+}

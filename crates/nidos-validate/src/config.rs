@@ -1,0 +1,125 @@
+//! The validator configuration file: `{"ignore": [...], "warning": [...], "error": [...]}`.
+//!
+//! Each entry selects issues by `code`, optional `subCode` and optional `location`
+//! (a glob over dataset-relative paths). Groups apply in the order ignore, warning,
+//! error, so a later group wins over an earlier one.
+
+use globset::{Glob, GlobMatcher};
+use serde::Deserialize;
+
+use crate::issue::{Issue, Severity};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config is not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("config entry {group}[{index}]: bad location glob {glob:?}: {source}")]
+    Glob {
+        group: &'static str,
+        index: usize,
+        glob: String,
+        source: globset::Error,
+    },
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    ignore: Vec<RawSelector>,
+    #[serde(default)]
+    warning: Vec<RawSelector>,
+    #[serde(default)]
+    error: Vec<RawSelector>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawSelector {
+    code: String,
+    #[serde(default)]
+    sub_code: Option<String>,
+    #[serde(default)]
+    location: Option<String>,
+}
+
+#[derive(Debug)]
+struct Selector {
+    code: String,
+    sub_code: Option<String>,
+    location: Option<GlobMatcher>,
+}
+
+impl Selector {
+    fn matches(&self, issue: &Issue) -> bool {
+        self.code == issue.code
+            && self.sub_code.as_ref().is_none_or(|s| *s == issue.sub_code)
+            && self
+                .location
+                .as_ref()
+                .is_none_or(|g| g.is_match(&issue.location) || g.is_match(issue.location.trim_start_matches('/')))
+    }
+}
+
+/// A parsed configuration.
+#[derive(Debug, Default)]
+pub struct Config {
+    groups: Vec<(Severity, Vec<Selector>)>,
+}
+
+impl Config {
+    pub fn from_json(text: &str) -> Result<Config, ConfigError> {
+        let raw: RawConfig = serde_json::from_str(text)?;
+        let mut groups = Vec::new();
+        for (name, severity, entries) in [
+            ("ignore", Severity::Ignore, raw.ignore),
+            ("warning", Severity::Warning, raw.warning),
+            ("error", Severity::Error, raw.error),
+        ] {
+            let mut selectors = Vec::with_capacity(entries.len());
+            for (index, e) in entries.into_iter().enumerate() {
+                let location = match e.location {
+                    Some(glob) => Some(
+                        Glob::new(&glob)
+                            .map_err(|source| ConfigError::Glob {
+                                group: name,
+                                index,
+                                glob: glob.clone(),
+                                source,
+                            })?
+                            .compile_matcher(),
+                    ),
+                    None => None,
+                };
+                selectors.push(Selector {
+                    code: e.code,
+                    sub_code: e.sub_code,
+                    location,
+                });
+            }
+            groups.push((severity, selectors));
+        }
+        Ok(Config { groups })
+    }
+
+    /// The severity an issue gets under this configuration.
+    pub fn severity_of(&self, issue: &Issue) -> Severity {
+        let mut severity = issue.severity;
+        for (group_severity, selectors) in &self.groups {
+            if selectors.iter().any(|s| s.matches(issue)) {
+                severity = *group_severity;
+            }
+        }
+        severity
+    }
+
+    /// Rewrites the severities of a list of issues.
+    pub fn apply(&self, issues: &mut [Issue]) {
+        if self.groups.iter().all(|(_, s)| s.is_empty()) {
+            return;
+        }
+        for issue in issues {
+            issue.severity = self.severity_of(issue);
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! File-name rules: which rule of `rules.files` a file belongs to (NOT_INCLUDED when
+//! none), and whether its entities, datatype, extension and location fit that rule.
+
+use nidos_dataset::FileEntry;
+use nidos_schema::{FileRule, Level, Schema};
+
+use crate::issue::{Issue, Severity};
+
+/// What identification decided about a file.
+pub(crate) struct Identified<'s> {
+    pub rules: Vec<&'s FileRule>,
+    /// The matched rules say nothing of entities / extensions / suffixes: the rules
+    /// that follow see them blank.
+    pub blank_entities: bool,
+    pub blank_extension: bool,
+    pub blank_suffix: bool,
+}
+
+/// Glob match of a core-file stem pattern (`*` any run, `?` one character).
+fn stem_matches(pattern: &str, name: &str) -> bool {
+    fn rec(p: &[char], n: &[char]) -> bool {
+        match p.split_first() {
+            None => n.is_empty(),
+            Some(('*', rest)) => (0..=n.len()).any(|i| rec(rest, &n[i..])),
+            Some(('?', rest)) => !n.is_empty() && rec(rest, &n[1..]),
+            Some((c, rest)) => n.first() == Some(c) && rec(rest, &n[1..]),
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    rec(&p, &n)
+}
+
+fn rule_matches(rule: &FileRule, file: &FileEntry, datatype: &str, suffix: &str) -> bool {
+    if let Some(path) = &rule.path {
+        if file.path.strip_prefix('/') == Some(path.as_str()) {
+            return true;
+        }
+    }
+    if let Some(stem) = &rule.stem {
+        let name = file.file_name();
+        let before_dot = name.split('.').next().unwrap_or(name);
+        if stem_matches(stem, before_dot) && (rule.datatypes.is_empty() || rule.datatypes.iter().any(|d| d == datatype)) {
+            return true;
+        }
+    }
+    !suffix.is_empty() && rule.suffixes.iter().any(|s| s == suffix)
+}
+
+pub(crate) fn identify<'s>(
+    schema: &'s Schema,
+    file: &FileEntry,
+    derivative: bool,
+    out: &mut Vec<Issue>,
+) -> Identified<'s> {
+    let datatype = file.datatype.as_deref().unwrap_or("");
+    let suffix = file.name.suffix.as_deref().unwrap_or("");
+    let mut rules: Vec<&FileRule> = schema
+        .file_rules
+        .iter()
+        .filter(|r| derivative || r.category != "deriv")
+        .filter(|r| rule_matches(r, file, datatype, suffix))
+        .collect();
+    if rules.is_empty() {
+        out.push(Issue::new("NOT_INCLUDED", Severity::Error, file.path.as_str()));
+    }
+    if rules.len() > 1 {
+        let by_datatype: Vec<&FileRule> = rules
+            .iter()
+            .copied()
+            .filter(|r| r.datatypes.iter().any(|d| d == datatype))
+            .collect();
+        if !by_datatype.is_empty() {
+            rules = by_datatype;
+        }
+    }
+    if rules.len() > 1 {
+        let fitting: Vec<&FileRule> = rules
+            .iter()
+            .copied()
+            .filter(|r| r.extensions.is_empty() || r.extensions.contains(&file.name.extension))
+            .filter(|r| {
+                r.entities.is_empty()
+                    || file.name.pairs.iter().all(|(k, _)| {
+                        r.entities
+                            .keys()
+                            .any(|long| schema.entity(long).map(|e| e.key.as_str()) == Some(k.as_str()))
+                    })
+            })
+            .collect();
+        if !fitting.is_empty() {
+            rules = fitting;
+        }
+    }
+    Identified {
+        blank_entities: rules.iter().all(|r| r.entities.is_empty()),
+        blank_extension: rules.iter().all(|r| r.extensions.is_empty()),
+        blank_suffix: rules.iter().all(|r| r.suffixes.is_empty()),
+        rules,
+    }
+}
+
+const NO_LABEL: &str = "";
+
+pub(crate) fn validate(schema: &Schema, file: &FileEntry, id: &Identified<'_>, out: &mut Vec<Issue>) {
+    let path = file.path.as_str();
+    if id.blank_entities {
+        return;
+    }
+    let pairs = &file.name.pairs;
+    if id.rules.iter().any(|r| !r.suffixes.is_empty())
+        && (pairs.iter().any(|(_, v)| v == NO_LABEL) || !file.name.stray.is_empty())
+    {
+        out.push(Issue::new("ENTITY_WITH_NO_LABEL", Severity::Error, path));
+    }
+    for (key, label) in pairs {
+        let Some(entity) = schema.entity_by_key(key) else { continue };
+        if label.is_empty() {
+            continue;
+        }
+        if let Some(format) = schema.format(&entity.format) {
+            if !format.is_match(label) {
+                out.push(
+                    Issue::new("INVALID_ENTITY_LABEL", Severity::Error, path)
+                        .sub(key.as_str())
+                        .message(format!("entity {key}: label {label:?} is not a valid {}", entity.format)),
+                );
+            }
+        }
+    }
+    match id.rules.as_slice() {
+        [] => {}
+        [rule] => rule_issues(schema, file, rule, out),
+        many => {
+            let mut all_fail = true;
+            for rule in many {
+                let mut scratch = Vec::new();
+                rule_issues(schema, file, rule, &mut scratch);
+                if scratch.is_empty() {
+                    all_fail = false;
+                    break;
+                }
+            }
+            if all_fail {
+                out.push(Issue::new("ALL_FILENAME_RULES_HAVE_ISSUES", Severity::Error, path));
+            }
+        }
+    }
+    // The name rebuilt in canonical entity order must equal the real one.
+    let mut rebuilt: Vec<String> = Vec::new();
+    for entity in &schema.entities {
+        if let Some(label) = file.name.get(&entity.key) {
+            rebuilt.push(format!("{}-{label}", entity.key));
+        }
+    }
+    if !rebuilt.is_empty() {
+        let expected = format!(
+            "{}_{}{}",
+            rebuilt.join("_"),
+            file.name.suffix.as_deref().unwrap_or(""),
+            file.name.extension
+        );
+        if expected != file.file_name() && format!("{expected}/") != file.file_name() {
+            out.push(
+                Issue::new("FILENAME_MISMATCH", Severity::Error, path)
+                    .message(format!("expected the name {expected}")),
+            );
+        }
+    }
+}
+
+fn rule_issues(schema: &Schema, file: &FileEntry, rule: &FileRule, out: &mut Vec<Issue>) {
+    let path = file.path.as_str();
+    if !rule.entities.is_empty() {
+        let key_of = |long: &str| schema.entity(long).map(|e| e.key.clone()).unwrap_or_else(|| long.to_string());
+        if path.matches('/').count() > 1 {
+            let missing: Vec<String> = rule
+                .entities
+                .iter()
+                .filter(|(_, r)| r.level == Level::Required)
+                .map(|(long, _)| key_of(long))
+                .filter(|k| file.name.get(k).is_none())
+                .collect();
+            if !missing.is_empty() {
+                out.push(
+                    Issue::new("MISSING_REQUIRED_ENTITY", Severity::Error, path)
+                        .message(format!("missing required entities: {}", missing.join(", "))),
+                );
+            }
+        }
+        let allowed: Vec<String> = rule.entities.keys().map(|l| key_of(l)).collect();
+        let extra: Vec<&str> = file
+            .name
+            .pairs
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .chain(file.name.stray.iter().map(String::as_str))
+            .filter(|k| !allowed.iter().any(|a| a == k))
+            .collect();
+        if !extra.is_empty() {
+            out.push(
+                Issue::new("ENTITY_NOT_IN_RULE", Severity::Error, path)
+                    .message(format!("entities not allowed by {}: {}", rule.id, extra.join(", "))),
+            );
+        }
+        for (long, req) in &rule.entities {
+            if let (Some(allowed), Some(label)) = (&req.r#enum, file.name.get(&key_of(long))) {
+                if !allowed.iter().any(|a| a == label) {
+                    out.push(
+                        Issue::new("INVALID_ENTITY_LABEL", Severity::Error, path)
+                            .sub(key_of(long))
+                            .message(format!("{long} must be one of {}", allowed.join(", "))),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(dt) = file.datatype.as_deref() {
+        if !rule.datatypes.is_empty() && !rule.datatypes.iter().any(|d| d == dt) {
+            out.push(
+                Issue::new("DATATYPE_MISMATCH", Severity::Error, path)
+                    .message(format!("datatype {dt} is not one of {}", rule.datatypes.join(", "))),
+            );
+        }
+    }
+    if !rule.extensions.is_empty() && !rule.extensions.contains(&file.name.extension) {
+        out.push(
+            Issue::new("EXTENSION_MISMATCH", Severity::Error, path)
+                .message(format!("extension {:?} is not one of {}", file.name.extension, rule.extensions.join(", "))),
+        );
+    }
+    location_issues(file, out);
+}
+
+/// Files carrying `sub`/`ses` (or `tpl`/`cohort`) entities must sit in the matching folders.
+fn location_issues(file: &FileEntry, out: &mut Vec<Issue>) {
+    let name = &file.name;
+    let path = file.path.as_str();
+    let pairs: &[(&str, &str)] = if name.get("tpl").is_none() {
+        &[("sub", "ses")]
+    } else if name.get("sub").is_none() {
+        &[("tpl", "cohort")]
+    } else {
+        &[]
+    };
+    for (top, sub) in pairs {
+        let mut expected = String::from("/");
+        match name.get(top) {
+            Some(label) => {
+                expected.push_str(&format!("{top}-{label}/"));
+                if let Some(s) = name.get(sub) {
+                    expected.push_str(&format!("{sub}-{s}/"));
+                }
+                if !path.starts_with(&expected) {
+                    out.push(
+                        Issue::new("INVALID_LOCATION", Severity::Error, path)
+                            .message(format!("expected under {expected}")),
+                    );
+                }
+            }
+            None => {
+                if path.starts_with(&format!("/{top}-")) {
+                    out.push(Issue::new("INVALID_LOCATION", Severity::Error, path));
+                }
+            }
+        }
+        if name.get(sub).is_none() && path.contains(&format!("/{sub}-")) {
+            out.push(
+                Issue::new("INVALID_LOCATION", Severity::Error, path)
+                    .message(format!("unexpected {sub} directory")),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stem_matches;
+
+    #[test]
+    fn stems() {
+        assert!(stem_matches("README", "README"));
+        assert!(stem_matches("*", "anything"));
+        assert!(!stem_matches("LICENSE", "README"));
+    }
+}
