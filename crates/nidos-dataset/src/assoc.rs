@@ -201,14 +201,15 @@ fn payload(ctx: &FileContext<'_>, name: &str, idx: usize) -> (Value, Vec<Dataset
             );
         }
         "bval" | "bvec" => match ds.small_bytes(idx) {
-            Ok(bytes) => {
+            Ok(Some(bytes)) => {
                 let (fields, mut more) = crate::load::gradient_table(name, &bytes, &f.path);
                 for (k, v) in fields {
                     o.insert(k, v);
                 }
                 issues.append(&mut more);
             }
-            Err(_) => {}
+            Ok(None) => {}
+            Err(e) => issues.push(*e),
         },
         _ => {}
     }

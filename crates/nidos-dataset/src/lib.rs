@@ -36,3 +36,15 @@ pub use dataset::{
 pub use filename::{parse_name, NameTable, ParsedName};
 pub use fs::{Fs, MemFs, OsFs};
 pub use inherit::{SidecarMerge, SidecarOverride};
+
+#[cfg(test)]
+mod tests {
+    /// The validator shares one dataset across threads (rayon).
+    #[test]
+    fn dataset_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<crate::Dataset>();
+        fn check_send<T: Send>() {}
+        check_send::<crate::FileContext<'static>>();
+    }
+}

@@ -233,24 +233,21 @@ impl Dataset {
         tiff_values(&bytes, &f.path)
     }
 
-    /// The bytes of a small text file (bval/bvec), with a read issue on failure.
-    pub(crate) fn small_bytes(&self, idx: usize) -> Result<Vec<u8>, DatasetIssue> {
+    /// The bytes of a small text file (bval/bvec); `Ok(None)` when the content is not
+    /// available (broken link, empty…), an issue when reading fails.
+    pub(crate) fn small_bytes(&self, idx: usize) -> Result<Option<Vec<u8>>, Box<DatasetIssue>> {
         let f = &self.files[idx];
         if !f.readable() {
-            return Err(DatasetIssue::new(
-                "FILE_READ",
-                Severity::Error,
-                &f.path,
-                "content not available",
-            ));
+            return Ok(None);
         }
         self.fs
             .read(&self.abs(&f.path), MAX_JSON_BYTES)
-            .map_err(|e| read_error(&f.path, &e))
+            .map(Some)
+            .map_err(|e| Box::new(read_error(&f.path, &e)))
     }
 }
 
-// --- loader adapters (filled in as the loaders land) ---
+// --- adapters from loader results to context values and issues ---
 
 pub(crate) fn gzip_value(prefix: &[u8], path: &str) -> HeaderLoad {
     match loaders::gzip::read_gzip_header(prefix) {
@@ -265,8 +262,26 @@ pub(crate) fn gzip_value(prefix: &[u8], path: &str) -> HeaderLoad {
     }
 }
 
-pub(crate) fn tiff_values(_bytes: &[u8], _path: &str) -> (HeaderLoad, HeaderLoad) {
-    Default::default()
+pub(crate) fn tiff_values(bytes: &[u8], path: &str) -> (HeaderLoad, HeaderLoad) {
+    match loaders::tiff::read_tiff(bytes) {
+        Ok(t) => (
+            HeaderLoad {
+                value: t.to_value(),
+                issues: Vec::new(),
+            },
+            HeaderLoad {
+                value: t.ome.as_ref().map(|o| o.to_value()).unwrap_or(Value::Null),
+                issues: Vec::new(),
+            },
+        ),
+        Err(i) => (
+            HeaderLoad {
+                value: Value::Null,
+                issues: vec![DatasetIssue::from_load(&i, path)],
+            },
+            HeaderLoad::default(),
+        ),
+    }
 }
 
 /// The `bval`/`bvec` payload fields (`n_cols`, `n_rows`, `values`) and issues.
