@@ -152,16 +152,8 @@ pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Schema, SchemaE
         })?;
         let value: Value = serde_json::from_str(&text).map_err(|e| {
             SchemaErrors::single(
-                SchemaError::new(
-                    ErrorKind::Json,
-                    "",
-                    format!(
-                        "invalid JSON at line {}, column {}: {e}",
-                        e.line(),
-                        e.column()
-                    ),
-                )
-                .in_file(Some(path.to_owned())),
+                SchemaError::new(ErrorKind::Json, "", format!("invalid JSON: {e}"))
+                    .in_file(Some(path.to_owned())),
             )
         })?;
         let mut s = Schema::build(value, opts, false).map_err(|errs| {
@@ -220,6 +212,10 @@ impl Schema {
         b.warnings.extend(check::duplicate_codes(&n.raw));
         let views = b.build(&n.raw);
         if !b.errors.is_empty() {
+            // One report per (key, kind): the structural check and the typed views may
+            // both notice the same bad level.
+            let mut seen = std::collections::HashSet::new();
+            b.errors.retain(|e| seen.insert((e.key.clone(), e.kind)));
             return Err(SchemaErrors(b.errors));
         }
         Ok(Schema {

@@ -126,18 +126,25 @@ impl Builder {
     }
 
     pub(crate) fn expression(&mut self, src: &str, id: &str) -> Expression {
-        for f in called_functions(src) {
-            if !KNOWN_FUNCTIONS.contains(&f.as_str()) {
-                self.warn(
-                    ErrorKind::Expression,
-                    id,
-                    format!(
-                        "unknown function `{f}` in `{src}`: the expression will evaluate to null"
-                    ),
-                );
-            }
+        let parsed = nidos_expr::parse(src);
+        let unknown: Vec<String> = match &parsed {
+            Ok(e) => e.unknown_functions(),
+            Err(_) => called_functions(src)
+                .into_iter()
+                .filter(|f| !KNOWN_FUNCTIONS.contains(&f.as_str()))
+                .collect(),
+        };
+        for f in unknown {
+            self.warn(
+                ErrorKind::Expression,
+                id,
+                format!(
+                    "unknown function `{f}` in `{}`: the expression will evaluate to null",
+                    src.trim()
+                ),
+            );
         }
-        match nidos_expr::parse(src) {
+        match parsed {
             Ok(e) => Expression {
                 source: src.to_owned(),
                 parsed: Some(Arc::new(e)),
@@ -438,34 +445,26 @@ impl Builder {
         }
 
         let mut sidecar_rules = Vec::new();
-        for (group, rules) in map_at(raw, &["rules", "sidecars"]) {
-            for (name, v) in rules.as_object().unwrap_or_else(|| empty_map()) {
-                sidecar_rules.push(self.field_rule(v, &format!("rules.sidecars.{group}.{name}")));
-            }
+        for (id, v) in nested_rules(raw, &["rules", "sidecars"]) {
+            sidecar_rules.push(self.field_rule(v, &id));
         }
 
         let mut json_rules = Vec::new();
         for (name, v) in map_at(raw, &["rules", "dataset_metadata"]) {
             json_rules.push(self.field_rule(v, &format!("rules.dataset_metadata.{name}")));
         }
-        for (group, rules) in map_at(raw, &["rules", "json"]) {
-            for (name, v) in rules.as_object().unwrap_or_else(|| empty_map()) {
-                json_rules.push(self.field_rule(v, &format!("rules.json.{group}.{name}")));
-            }
+        for (id, v) in nested_rules(raw, &["rules", "json"]) {
+            json_rules.push(self.field_rule(v, &id));
         }
 
         let mut tabular_rules = Vec::new();
-        for (group, rules) in map_at(raw, &["rules", "tabular_data"]) {
-            for (name, v) in rules.as_object().unwrap_or_else(|| empty_map()) {
-                let id = format!("rules.tabular_data.{group}.{name}");
-                tabular_rules.push(self.tabular_rule(v, &id, &columns));
-            }
+        for (id, v) in nested_rules(raw, &["rules", "tabular_data"]) {
+            tabular_rules.push(self.tabular_rule(v, &id, &columns));
         }
 
         let mut checks = Vec::new();
-        for (group, rules) in map_at(raw, &["rules", "checks"]) {
-            for (name, v) in rules.as_object().unwrap_or_else(|| empty_map()) {
-                let id = format!("rules.checks.{group}.{name}");
+        for (id, v) in nested_rules(raw, &["rules", "checks"]) {
+            {
                 let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
                 let cks = self.expressions(v.get("checks"), &format!("{id}.checks"));
                 let issue = match v.get("issue") {
@@ -785,5 +784,32 @@ pub fn called_functions(src: &str) -> Vec<String> {
         }
         i += 1;
     }
+    out
+}
+
+/// The rules under `path`, at any depth: an object holding `selectors` (or any rule
+/// body key) is a rule; any other object is a group whose members are searched. Ids
+/// are dotted paths (`rules.tabular_data.derivatives.common_derivatives.Descriptions`).
+fn nested_rules<'v>(raw: &'v Value, path: &[&str]) -> Vec<(String, &'v Value)> {
+    const RULE_KEYS: &[&str] = &["selectors", "checks", "fields", "columns", "issue"];
+    fn walk<'v>(id: String, v: &'v Value, depth: usize, out: &mut Vec<(String, &'v Value)>) {
+        let Some(map) = v.as_object() else { return };
+        if depth > 0 && RULE_KEYS.iter().any(|k| map.contains_key(*k)) {
+            out.push((id, v));
+            return;
+        }
+        for (k, child) in map {
+            walk(format!("{id}.{k}"), child, depth + 1, out);
+        }
+    }
+    let mut out = Vec::new();
+    let mut node = raw;
+    for p in path {
+        match node.get(*p) {
+            Some(n) => node = n,
+            None => return out,
+        }
+    }
+    walk(path.join("."), node, 0, &mut out);
     out
 }

@@ -295,6 +295,9 @@ pub fn resolve_refs(root: Value) -> Result<Value, SchemaErrors> {
     if r.errors.is_empty() {
         Ok(out)
     } else {
+        let mut seen = std::collections::HashSet::new();
+        r.errors
+            .retain(|e| seen.insert((e.key.clone(), e.message.clone())));
         Err(SchemaErrors(r.errors))
     }
 }
@@ -432,8 +435,13 @@ impl<'a> Resolver<'a> {
             return None;
         }
         self.stack.push(path.to_owned());
-        let result = self.walk(path, at);
+        let before = self.errors.len();
+        let mut result = self.walk(path, at);
         self.stack.pop();
+        if self.errors.len() > before {
+            // Already reported; don't let a half-resolved value cause follow-up errors.
+            result = None;
+        }
         if let Some(v) = &result {
             self.cache.insert(path.to_owned(), v.clone());
         }
