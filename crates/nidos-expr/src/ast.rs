@@ -275,12 +275,12 @@ impl fmt::Display for Expr {
                 match (op, c.args.as_slice()) {
                     (Some(op), [operand]) if op.prefix => {
                         f.write_str(op.symbol)?;
-                        // `-(3)` must not print as the literal `-3`, nor `- -x` as `--x`
-                        // ambiguity-free forms need parentheses around numbers.
-                        let needs_parens =
-                            op.symbol == "-" && matches!(operand, Expr::Literal(Value::Number(_)));
-                        if needs_parens {
-                            write!(f, "({operand})")
+                        // `-(3)` and `-(3[0])` must not print as the literal `-3`.
+                        let text = operand.to_string();
+                        let glued_number = op.symbol == "-"
+                            && text.starts_with(|c: char| c.is_ascii_digit() || c == '.');
+                        if glued_number {
+                            write!(f, "({text})")
                         } else {
                             write_child(f, operand, op.precedence)
                         }

@@ -211,7 +211,7 @@ pub fn sorted(list: &Value, method: &Value) -> Value {
                 .partial_cmp(&js::item_to_number(b))
                 .unwrap_or(Ordering::Equal)
         }),
-        Some("lexical") => stable_sort(&mut out, |a, b| lexical(a, b)),
+        Some("lexical") => stable_sort(&mut out, lexical),
         // JavaScript's default sort: by string form, character by character.
         _ => stable_sort(&mut out, |a, b| {
             js::to_js_string(a).cmp(&js::to_js_string(b))

@@ -149,8 +149,11 @@ pub fn loose_eq(a: &Value, b: &Value) -> bool {
 /// JavaScript's abstract relational comparison: strings compare by characters,
 /// everything else numerically. `None` when unordered (NaN, or a null operand).
 pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
-    if a.is_null() || b.is_null() {
-        return None;
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => return None,
+        (Value::Number(x), Value::Number(y)) => return x.partial_cmp(y),
+        (Value::String(x), Value::String(y)) => return Some(x.as_ref().cmp(y.as_ref())),
+        _ => {}
     }
     let pa = to_primitive(a);
     let pb = to_primitive(b);
