@@ -94,3 +94,64 @@ fn upstream_expression_tests() {
     assert!(failures.is_empty());
     assert_eq!(cases.len(), 77);
 }
+
+/// The examples of `docs/expression-language.md`: each line of an `expr` block is
+/// `expression → JSON result`; a `context` block sets the root scope for what follows.
+fn doc_cases(text: &str) -> Vec<Case> {
+    let mut cases = Vec::new();
+    let mut context = serde_json::json!({});
+    let mut block: Option<(String, Vec<String>)> = None;
+    for line in text.lines() {
+        match &mut block {
+            None => {
+                if let Some(lang) = line.trim().strip_prefix("```") {
+                    block = Some((lang.trim().to_string(), Vec::new()));
+                }
+            }
+            Some((lang, lines)) => {
+                if line.trim() == "```" {
+                    match lang.as_str() {
+                        "context" => {
+                            context = serde_json::from_str(&lines.join("\n"))
+                                .unwrap_or_else(|e| panic!("context block: {e}"))
+                        }
+                        "expr" => {
+                            for l in lines.iter().filter(|l| !l.trim().is_empty()) {
+                                let (expr, result) = l
+                                    .rsplit_once('→')
+                                    .unwrap_or_else(|| panic!("no → in example `{l}`"));
+                                let result: serde_json::Value = serde_json::from_str(result.trim())
+                                    .unwrap_or_else(|e| panic!("result of `{l}`: {e}"));
+                                let case = serde_json::json!({
+                                    "expression": expr.trim(),
+                                    "result": result,
+                                    "context": context,
+                                });
+                                cases.push(Case::from_json(&case).unwrap());
+                            }
+                        }
+                        _ => {}
+                    }
+                    block = None;
+                } else {
+                    lines.push(line.to_string());
+                }
+            }
+        }
+    }
+    cases
+}
+
+#[test]
+fn language_reference_examples() {
+    let path = repo_root().join("docs/expression-language.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let cases = doc_cases(&text);
+    let (passed, failures) = run("expression-language.md", &cases);
+    for f in &failures {
+        println!("FAIL {f}");
+    }
+    println!("{passed} examples passed, {} failed", failures.len());
+    assert!(failures.is_empty(), "{} examples failed", failures.len());
+    assert!(cases.len() >= 80, "only {} examples found", cases.len());
+}
