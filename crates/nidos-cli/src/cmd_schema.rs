@@ -1,13 +1,364 @@
-//! `nidos schema …`.
+//! `nidos schema …`: check, show, list versions of, compare and export schemas.
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::Context as _;
+use nidos_schema::{LoadOptions, Schema};
+use serde_json::{json, Value};
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    #[default]
+    Json,
+    Yaml,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DiffFormat {
+    #[default]
+    Text,
+    Json,
+}
 
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
-    /// List the versions the bundled schema supports.
-    Versions,
+    /// Check a schema (YAML rule tree or compiled JSON; default: the bundled one):
+    /// unknown keys, bad levels, duplicate issue codes, unparsable expressions, bad
+    /// regexes, dangling or cyclic references. Exits 1 when it finds errors.
+    Check {
+        /// Schema directory or compiled JSON file.
+        path: Option<PathBuf>,
+        /// Do not print warnings, only errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Print the resolved schema, or the part at a dotted key path (`objects.entities.subject`).
+    Show {
+        /// Dotted key path; empty for the whole schema.
+        key: Option<String>,
+        /// A schema to use instead of the bundled one.
+        #[arg(long)]
+        schema: Option<PathBuf>,
+        /// The standard version to select (lifecycle-annotated trees).
+        #[arg(long, visible_alias = "std-version")]
+        version: Option<String>,
+        #[arg(long, value_enum, default_value_t = Format::Json)]
+        format: Format,
+    },
+    /// List the versions the bundled schema (or `--schema`) supports, newest first.
+    Versions {
+        #[arg(long)]
+        schema: Option<PathBuf>,
+    },
+    /// Compare two schemas: each is a version of the bundled schema or a path.
+    Diff {
+        a: String,
+        b: String,
+        #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+        format: DiffFormat,
+    },
+    /// Print the resolved rule set as one JSON document (loadable with `--schema`).
+    Export {
+        #[arg(long)]
+        schema: Option<PathBuf>,
+        #[arg(long, visible_alias = "std-version")]
+        version: Option<String>,
+    },
 }
 
-pub fn run(_cmd: Command) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`nidos schema` is not built yet")
+pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+    let result = dispatch(cmd);
+    // `nidos schema show | head` closes the pipe early: that is not an error.
+    if let Err(e) = &result {
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    result
+}
+
+fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
+    match cmd {
+        Command::Check { path, quiet } => check(path, quiet),
+        Command::Show {
+            key,
+            schema,
+            version,
+            format,
+        } => show(key, schema, version, format),
+        Command::Versions { schema } => versions(schema),
+        Command::Diff { a, b, format } => diff(&a, &b, format),
+        Command::Export { schema, version } => export(schema, version),
+    }
+}
+
+fn schema_path(p: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let p = p.unwrap_or_else(nidos_schema::bundled_schema_dir);
+    if !p.exists() {
+        anyhow::bail!(
+            "no schema at {} (pass a path, or set {} to the bundled schema directory)",
+            p.display(),
+            nidos_schema::BUNDLED_ENV
+        );
+    }
+    Ok(p)
+}
+
+fn load(path: &Path, version: Option<String>, tolerant: bool) -> anyhow::Result<Schema> {
+    let opts = LoadOptions {
+        version,
+        tolerate_expression_errors: tolerant,
+    };
+    let s = nidos_schema::load_path_with(path, &opts)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .with_context(|| format!("loading schema {}", path.display()))?;
+    for w in s
+        .warnings
+        .iter()
+        .filter(|w| w.kind == nidos_schema::ErrorKind::Version)
+    {
+        eprintln!("warning: {w}");
+    }
+    Ok(s)
+}
+
+fn check(path: Option<PathBuf>, quiet: bool) -> anyhow::Result<ExitCode> {
+    let path = schema_path(path)?;
+    let report = nidos_schema::check_path(&path);
+    let mut out = std::io::stdout().lock();
+    for e in &report.errors {
+        writeln!(out, "error: {e}")?;
+    }
+    if !quiet {
+        for w in &report.warnings {
+            writeln!(out, "warning: {w}")?;
+        }
+    }
+    writeln!(
+        out,
+        "{}: {} errors, {} warnings",
+        path.display(),
+        report.errors.len(),
+        report.warnings.len()
+    )?;
+    Ok(if report.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn print_value(v: &Value, format: Format) -> anyhow::Result<()> {
+    let text = match format {
+        Format::Json => serde_json::to_string_pretty(v)? + "\n",
+        Format::Yaml => {
+            serde_saphyr::to_string(v).map_err(|e| anyhow::anyhow!("cannot write YAML: {e}"))?
+        }
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(())
+}
+
+fn show(
+    key: Option<String>,
+    schema: Option<PathBuf>,
+    version: Option<String>,
+    format: Format,
+) -> anyhow::Result<ExitCode> {
+    let path = schema_path(schema)?;
+    let s = load(&path, version, true)?;
+    let key = key.unwrap_or_default();
+    let Some(v) = s.get(&key) else {
+        anyhow::bail!("no key `{key}` in the schema");
+    };
+    print_value(v, format)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn versions(schema: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let path = schema_path(schema)?;
+    let vs = nidos_schema::supported_versions(&path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut out = std::io::stdout().lock();
+    for (i, v) in vs.iter().enumerate() {
+        writeln!(out, "{v}{}", if i == 0 { " (default)" } else { "" })?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(schema: Option<PathBuf>, version: Option<String>) -> anyhow::Result<ExitCode> {
+    let path = schema_path(schema)?;
+    let s = load(&path, version, false)?;
+    print_value(&s.raw, Format::Json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A schema named on the command line: an existing path, else a bundled version.
+fn load_spec(spec: &str) -> anyhow::Result<Schema> {
+    let p = Path::new(spec);
+    if p.exists() {
+        load(p, None, true)
+    } else {
+        let dir = schema_path(None)?;
+        load(&dir, Some(spec.to_owned()), true)
+    }
+}
+
+/// What differs between two schemas, per category: added, removed, changed keys.
+pub fn diff_value(a: &Schema, b: &Schema) -> Value {
+    fn table<'s>(s: &'s Schema, path: &[&str]) -> Vec<(String, &'s Value)> {
+        let mut v = &s.raw;
+        for p in path {
+            match v.get(p) {
+                Some(x) => v = x,
+                None => return Vec::new(),
+            }
+        }
+        v.as_object()
+            .map(|m| m.iter().map(|(k, x)| (k.clone(), x)).collect())
+            .unwrap_or_default()
+    }
+    /// Rules of a kind, by dotted path below `rules.<kind>` (groups nest to any depth).
+    fn rules<'s>(s: &'s Schema, kind: &str) -> Vec<(String, &'s Value)> {
+        let markers: &[&str] = match kind {
+            "files" => nidos_schema::FILE_RULE_MARKERS,
+            "tabular_data" => nidos_schema::TABULAR_RULE_MARKERS,
+            "checks" => nidos_schema::CHECK_RULE_MARKERS,
+            "sidecars" | "json" | "dataset_metadata" => nidos_schema::FIELD_RULE_MARKERS,
+            // errors, directories: one entry per key (directories: per layout.key).
+            _ => &[],
+        };
+        let Some(node) = s.raw.get("rules").and_then(|r| r.get(kind)) else {
+            return Vec::new();
+        };
+        let prefix = format!("rules.{kind}");
+        let strip = |id: String| {
+            id.strip_prefix(&format!("{prefix}."))
+                .map(str::to_owned)
+                .unwrap_or(id)
+        };
+        if kind == "errors" {
+            return node
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v)).collect())
+                .unwrap_or_default();
+        }
+        nidos_schema::rule_nodes(node, &prefix, markers)
+            .into_iter()
+            .map(|(id, v)| (strip(id), v))
+            .collect()
+    }
+    fn compare(a: Vec<(String, &Value)>, b: Vec<(String, &Value)>) -> Value {
+        let bm: indexmap::IndexMap<_, _> = b.into_iter().collect();
+        let am: indexmap::IndexMap<_, _> = a.into_iter().collect();
+        let added: Vec<&String> = bm.keys().filter(|k| !am.contains_key(*k)).collect();
+        let removed: Vec<&String> = am.keys().filter(|k| !bm.contains_key(*k)).collect();
+        let changed: Vec<&String> = am
+            .iter()
+            .filter(|(k, v)| bm.get(*k).is_some_and(|w| w != *v))
+            .map(|(k, _)| k)
+            .collect();
+        json!({"added": added, "removed": removed, "changed": changed})
+    }
+    let mut out = serde_json::Map::new();
+    out.insert(
+        "a".into(),
+        json!({"brand": a.brand.name, "version": a.version, "schema_version": a.schema_version}),
+    );
+    out.insert(
+        "b".into(),
+        json!({"brand": b.brand.name, "version": b.version, "schema_version": b.schema_version}),
+    );
+    for t in [
+        "entities",
+        "datatypes",
+        "suffixes",
+        "extensions",
+        "formats",
+        "metadata",
+        "columns",
+        "enums",
+    ] {
+        out.insert(
+            t.into(),
+            compare(table(a, &["objects", t]), table(b, &["objects", t])),
+        );
+    }
+    let order = |s: &Schema| {
+        s.entities
+            .iter()
+            .map(|e| e.name.clone())
+            .collect::<Vec<_>>()
+    };
+    if order(a) != order(b) {
+        out.insert("entity_order".into(), json!({"a": order(a), "b": order(b)}));
+    }
+    for k in [
+        "files",
+        "sidecars",
+        "dataset_metadata",
+        "json",
+        "tabular_data",
+        "checks",
+        "errors",
+        "directories",
+    ] {
+        out.insert(format!("rules.{k}"), compare(rules(a, k), rules(b, k)));
+    }
+    out.insert(
+        "associations".into(),
+        compare(
+            table(a, &["meta", "associations"]),
+            table(b, &["meta", "associations"]),
+        ),
+    );
+    Value::Object(out)
+}
+
+fn diff(a: &str, b: &str, format: DiffFormat) -> anyhow::Result<ExitCode> {
+    let sa = load_spec(a)?;
+    let sb = load_spec(b)?;
+    let d = diff_value(&sa, &sb);
+    let mut out = std::io::stdout().lock();
+    if format == DiffFormat::Json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&d)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "--- {} {} ({a})", sa.brand.name, sa.version)?;
+    writeln!(out, "+++ {} {} ({b})", sb.brand.name, sb.version)?;
+    let mut any = false;
+    if let Some(m) = d.as_object() {
+        for (cat, v) in m {
+            if cat == "a" || cat == "b" {
+                continue;
+            }
+            if cat == "entity_order" {
+                writeln!(out, "entity order changed")?;
+                any = true;
+                continue;
+            }
+            for (sign, part) in [("+", "added"), ("-", "removed"), ("~", "changed")] {
+                let items = v
+                    .get(part)
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                if items.is_empty() {
+                    continue;
+                }
+                any = true;
+                writeln!(out, "{cat}: {} {part}", items.len())?;
+                for i in items {
+                    writeln!(out, "  {sign} {}", i.as_str().unwrap_or_default())?;
+                }
+            }
+        }
+    }
+    if !any {
+        writeln!(out, "no differences")?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

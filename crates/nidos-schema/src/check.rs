@@ -11,6 +11,9 @@ use serde_json::{Map, Value};
 
 use crate::error::{ErrorKind, SchemaError, SchemaErrors};
 use crate::model::{Level, Severity};
+use crate::views::{
+    rule_nodes, CHECK_RULE_MARKERS, FIELD_RULE_MARKERS, FILE_RULE_MARKERS, TABULAR_RULE_MARKERS,
+};
 use crate::{load_path_with, LoadOptions};
 
 const OBJECT_TABLES: &[&str] = &[
@@ -282,76 +285,65 @@ impl Checker {
 
         let rules = raw.get("rules").unwrap_or(&Value::Null);
         self.keys(rules, "rules", RULE_KINDS);
-        for (cat, groups) in children(rules.get("files").unwrap_or(&Value::Null)) {
-            for (g, rs) in children(groups) {
-                for (n, r) in children(rs) {
-                    let at = format!("rules.files.{cat}.{g}.{n}");
-                    self.keys(r, &at, FILE_RULE_KEYS);
-                    if let Some(l) = r.get("level") {
-                        self.level(l, &format!("{at}.level"));
-                    }
-                    for (e, ev) in children(r.get("entities").unwrap_or(&Value::Null)) {
-                        let eat = format!("{at}.entities.{e}");
-                        if ev.is_string() {
-                            self.level(ev, &eat);
-                        } else {
-                            self.keys(ev, &eat, ENTITY_REQ_KEYS);
-                            self.level(
-                                ev.get("level").unwrap_or(&Value::Null),
-                                &format!("{eat}.level"),
-                            );
-                        }
-                    }
+        let node = |k: &str| rules.get(k).unwrap_or(&Value::Null);
+        for (at, r) in rule_nodes(node("files"), "rules.files", FILE_RULE_MARKERS) {
+            self.keys(r, &at, FILE_RULE_KEYS);
+            if let Some(l) = r.get("level") {
+                self.level(l, &format!("{at}.level"));
+            }
+            for (e, ev) in children(r.get("entities").unwrap_or(&Value::Null)) {
+                let eat = format!("{at}.entities.{e}");
+                if ev.is_string() {
+                    self.level(ev, &eat);
+                } else {
+                    self.keys(ev, &eat, ENTITY_REQ_KEYS);
+                    self.level(
+                        ev.get("level").unwrap_or(&Value::Null),
+                        &format!("{eat}.level"),
+                    );
                 }
             }
         }
-        for kind in ["sidecars", "json"] {
-            for (g, rs) in children(rules.get(kind).unwrap_or(&Value::Null)) {
-                for (n, r) in children(rs) {
-                    self.fields(r, &format!("rules.{kind}.{g}.{n}"));
+        for kind in ["sidecars", "json", "dataset_metadata"] {
+            for (at, r) in rule_nodes(node(kind), &format!("rules.{kind}"), FIELD_RULE_MARKERS) {
+                self.fields(r, &at);
+            }
+        }
+        for (at, r) in rule_nodes(
+            node("tabular_data"),
+            "rules.tabular_data",
+            TABULAR_RULE_MARKERS,
+        ) {
+            self.keys(r, &at, TABULAR_KEYS);
+            for (c, cv) in children(r.get("columns").unwrap_or(&Value::Null)) {
+                let cat = format!("{at}.columns.{c}");
+                if cv.is_string() {
+                    self.level(cv, &cat);
+                } else {
+                    self.keys(cv, &cat, COLUMN_KEYS);
+                    self.level(
+                        cv.get("level").unwrap_or(&Value::Null),
+                        &format!("{cat}.level"),
+                    );
+                }
+            }
+            if let Some(a) = r.get("additional_columns") {
+                if !a.as_str().is_some_and(|s| ADDITIONAL_COLUMNS.contains(&s)) {
+                    self.out.push(SchemaError::new(
+                        ErrorKind::BadLevel,
+                        format!("{at}.additional_columns"),
+                        format!(
+                            "bad value {a} (expected one of: {})",
+                            ADDITIONAL_COLUMNS.join(", ")
+                        ),
+                    ));
                 }
             }
         }
-        for (n, r) in children(rules.get("dataset_metadata").unwrap_or(&Value::Null)) {
-            self.fields(r, &format!("rules.dataset_metadata.{n}"));
-        }
-        for (g, rs) in children(rules.get("tabular_data").unwrap_or(&Value::Null)) {
-            for (n, r) in children(rs) {
-                let at = format!("rules.tabular_data.{g}.{n}");
-                self.keys(r, &at, TABULAR_KEYS);
-                for (c, cv) in children(r.get("columns").unwrap_or(&Value::Null)) {
-                    let cat = format!("{at}.columns.{c}");
-                    if cv.is_string() {
-                        self.level(cv, &cat);
-                    } else {
-                        self.keys(cv, &cat, COLUMN_KEYS);
-                        self.level(
-                            cv.get("level").unwrap_or(&Value::Null),
-                            &format!("{cat}.level"),
-                        );
-                    }
-                }
-                if let Some(a) = r.get("additional_columns") {
-                    if !a.as_str().is_some_and(|s| ADDITIONAL_COLUMNS.contains(&s)) {
-                        self.out.push(SchemaError::new(
-                            ErrorKind::BadLevel,
-                            format!("{at}.additional_columns"),
-                            format!(
-                                "bad value {a} (expected one of: {})",
-                                ADDITIONAL_COLUMNS.join(", ")
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        for (g, rs) in children(rules.get("checks").unwrap_or(&Value::Null)) {
-            for (n, r) in children(rs) {
-                let at = format!("rules.checks.{g}.{n}");
-                self.keys(r, &at, CHECK_KEYS);
-                if let Some(i) = r.get("issue") {
-                    self.issue(i, &format!("{at}.issue"));
-                }
+        for (at, r) in rule_nodes(node("checks"), "rules.checks", CHECK_RULE_MARKERS) {
+            self.keys(r, &at, CHECK_KEYS);
+            if let Some(i) = r.get("issue") {
+                self.issue(i, &format!("{at}.issue"));
             }
         }
         for (n, r) in children(rules.get("errors").unwrap_or(&Value::Null)) {

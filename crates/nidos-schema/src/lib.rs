@@ -40,7 +40,10 @@ pub use lifecycle::{filter_for_version, LIFECYCLE_KEYS};
 pub use model::*;
 pub use normalize::brand_named;
 pub use version::{bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV};
-pub use views::{called_functions, KNOWN_FUNCTIONS};
+pub use views::{
+    called_functions, rule_nodes, CHECK_RULE_MARKERS, FIELD_RULE_MARKERS, FILE_RULE_MARKERS,
+    KNOWN_FUNCTIONS, TABULAR_RULE_MARKERS,
+};
 pub use yaml::{load_tree_raw, resolve_refs, TreeInfo};
 
 /// Options for loading.
@@ -103,7 +106,12 @@ pub struct Schema {
     /// The context definition (`meta.context`, JSON-schema-like).
     pub context: Value,
     /// Versions of the standard this schema knows of (`meta.versions`), newest first.
+    /// Upstream lists every release here, including ones it cannot validate: use
+    /// [`Schema::supported_versions`] to choose a version.
     pub versions: Vec<String>,
+    /// Versions this schema can be pinned to, newest first: a YAML tree's
+    /// `version.yaml` `supported` list; `[version]` for a compiled schema.
+    pub supported_versions: Vec<String>,
     /// Deprecations that apply at this version: dotted key → version deprecated in.
     pub deprecations: IndexMap<String, String>,
     /// Problems that did not stop loading (unknown functions, upstream quirks…).
@@ -127,6 +135,7 @@ pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Schema, SchemaE
         let (raw, deprecations) = lifecycle::strip(raw, Some(&at));
         let mut s = Schema::build(raw, opts, true).map_err(|e| info.locate(e))?;
         s.deprecations = deprecations;
+        s.supported_versions = info.supported.clone();
         if !info
             .supported
             .iter()
@@ -163,6 +172,11 @@ pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Schema, SchemaE
                     .collect(),
             )
         })?;
+        for w in &mut s.warnings {
+            if w.file.is_none() {
+                w.file = Some(path.to_owned());
+            }
+        }
         if let Some(v) = &opts.version {
             if compare_versions(v, &s.version) != std::cmp::Ordering::Equal {
                 s.warnings.push(SchemaError::new(
@@ -180,6 +194,22 @@ pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Schema, SchemaE
     };
     schema.source = Some(path.to_owned());
     Ok(schema)
+}
+
+/// The versions a schema at `path` can be pinned to, newest first, without loading
+/// all of it (a YAML tree's `version.yaml`; a compiled JSON's own version).
+pub fn supported_versions(path: &Path) -> Result<Vec<String>, SchemaErrors> {
+    if path.is_dir() {
+        Ok(yaml::read_tree_info(path)
+            .map_err(SchemaErrors::single)?
+            .supported)
+    } else {
+        let opts = LoadOptions {
+            tolerate_expression_errors: true,
+            ..LoadOptions::default()
+        };
+        Ok(load_path_with(path, &opts)?.supported_versions)
+    }
 }
 
 impl Schema {
@@ -220,7 +250,7 @@ impl Schema {
         }
         Ok(Schema {
             raw: n.raw,
-            version: n.version,
+            version: n.version.clone(),
             schema_version: n.schema_version,
             brand: n.brand,
             entities: views.entities,
@@ -241,6 +271,7 @@ impl Schema {
             directories: views.directories,
             associations: views.associations,
             context: views.context,
+            supported_versions: vec![n.version.clone()],
             versions: views.versions,
             deprecations: IndexMap::new(),
             warnings: b.warnings,

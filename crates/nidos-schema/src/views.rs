@@ -26,6 +26,59 @@ pub const KNOWN_FUNCTIONS: &[&str] = &[
     "unique",
 ];
 
+/// Keys that mark a node of `rules.sidecars`, `rules.json` or `rules.dataset_metadata` as a rule.
+pub const FIELD_RULE_MARKERS: &[&str] = &["selectors", "fields"];
+/// Keys that mark a node of `rules.tabular_data` as a rule.
+pub const TABULAR_RULE_MARKERS: &[&str] = &[
+    "selectors",
+    "columns",
+    "initial_columns",
+    "index_columns",
+    "additional_columns",
+];
+/// Keys that mark a node of `rules.checks` as a rule.
+pub const CHECK_RULE_MARKERS: &[&str] = &["selectors", "checks", "issue"];
+/// Keys that mark a node of `rules.files` as a rule.
+pub const FILE_RULE_MARKERS: &[&str] = &[
+    "suffixes",
+    "path",
+    "stem",
+    "entities",
+    "selectors",
+    "extensions",
+    "level",
+    "datatypes",
+];
+
+/// The rules under a rule-kind node, with their dotted paths. Groups nest to any depth
+/// (upstream puts derivative rules one level deeper: `rules.sidecars.derivatives.
+/// common_derivatives.X`): a mapping is a rule when it has one of the `markers` keys
+/// or a value that is not a mapping; otherwise it is a group.
+pub fn rule_nodes<'a>(v: &'a Value, prefix: &str, markers: &[&str]) -> Vec<(String, &'a Value)> {
+    fn walk<'a>(v: &'a Value, at: String, markers: &[&str], out: &mut Vec<(String, &'a Value)>) {
+        let Some(m) = v.as_object() else {
+            out.push((at, v));
+            return;
+        };
+        let is_rule =
+            m.keys().any(|k| markers.contains(&k.as_str())) || m.values().any(|x| !x.is_object());
+        if is_rule {
+            out.push((at, v));
+        } else {
+            for (k, x) in m {
+                walk(x, format!("{at}.{k}"), markers, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(m) = v.as_object() {
+        for (k, x) in m {
+            walk(x, format!("{prefix}.{k}"), markers, &mut out);
+        }
+    }
+    out
+}
+
 /// Collects errors and warnings while the views are built.
 pub(crate) struct Builder {
     pub errors: Vec<SchemaError>,
@@ -58,6 +111,8 @@ pub(crate) struct Views {
     pub context: Value,
     pub versions: Vec<String>,
 }
+
+static NULL: Value = Value::Null;
 
 static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
 
@@ -427,60 +482,77 @@ impl Builder {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
 
-        // File rules: rules.files.<category>.<group>.<name>
+        // File rules: rules.files.<category>.<group…>.<name>
+        let rules_node = raw.get("rules").unwrap_or(&NULL);
         let mut file_rules = Vec::new();
-        for (cat, groups) in map_at(raw, &["rules", "files"]) {
-            let Some(groups) = groups.as_object() else {
-                continue;
+        for (id, v) in rule_nodes(
+            rules_node.get("files").unwrap_or(&Value::Null),
+            "rules.files",
+            FILE_RULE_MARKERS,
+        ) {
+            let parts: Vec<&str> = id.split('.').collect();
+            let cat = parts.get(2).copied().unwrap_or_default();
+            let name = parts.last().copied().unwrap_or_default();
+            let group = if parts.len() > 4 {
+                parts[3..parts.len() - 1].join(".")
+            } else {
+                String::new()
             };
-            for (group, rules) in groups {
-                let Some(rules) = rules.as_object() else {
-                    continue;
-                };
-                for (name, v) in rules {
-                    let id = format!("rules.files.{cat}.{group}.{name}");
-                    file_rules.push(self.file_rule(v, &id, cat, group, name));
-                }
+            if !v.is_object() {
+                self.err(
+                    ErrorKind::Structure,
+                    &id,
+                    format!("expected a file rule, found {}", kind_of(v)),
+                );
+                continue;
             }
+            file_rules.push(self.file_rule(v, &id, cat, &group, name));
         }
 
         let mut sidecar_rules = Vec::new();
-        for (id, v) in nested_rules(raw, &["rules", "sidecars"]) {
+        for (id, v) in rule_nodes(
+            rules_node.get("sidecars").unwrap_or(&Value::Null),
+            "rules.sidecars",
+            FIELD_RULE_MARKERS,
+        ) {
             sidecar_rules.push(self.field_rule(v, &id));
         }
 
         let mut json_rules = Vec::new();
-        for (name, v) in map_at(raw, &["rules", "dataset_metadata"]) {
-            json_rules.push(self.field_rule(v, &format!("rules.dataset_metadata.{name}")));
-        }
-        for (id, v) in nested_rules(raw, &["rules", "json"]) {
-            json_rules.push(self.field_rule(v, &id));
+        for kind in ["dataset_metadata", "json"] {
+            let node = rules_node.get(kind).unwrap_or(&Value::Null);
+            for (id, v) in rule_nodes(node, &format!("rules.{kind}"), FIELD_RULE_MARKERS) {
+                json_rules.push(self.field_rule(v, &id));
+            }
         }
 
         let mut tabular_rules = Vec::new();
-        for (id, v) in nested_rules(raw, &["rules", "tabular_data"]) {
+        let node = rules_node.get("tabular_data").unwrap_or(&Value::Null);
+        for (id, v) in rule_nodes(node, "rules.tabular_data", TABULAR_RULE_MARKERS) {
             tabular_rules.push(self.tabular_rule(v, &id, &columns));
         }
 
         let mut checks = Vec::new();
-        for (id, v) in nested_rules(raw, &["rules", "checks"]) {
-            {
-                let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
-                let cks = self.expressions(v.get("checks"), &format!("{id}.checks"));
-                let issue = match v.get("issue") {
-                    Some(i) => self.issue(i, &format!("{id}.issue")),
-                    None => {
-                        self.err(ErrorKind::Structure, &id, "check without an issue");
-                        None
-                    }
-                };
-                checks.push(CheckRule {
-                    id,
-                    selectors,
-                    checks: cks,
-                    issue,
-                });
-            }
+        for (id, v) in rule_nodes(
+            rules_node.get("checks").unwrap_or(&Value::Null),
+            "rules.checks",
+            CHECK_RULE_MARKERS,
+        ) {
+            let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
+            let cks = self.expressions(v.get("checks"), &format!("{id}.checks"));
+            let issue = match v.get("issue") {
+                Some(i) => self.issue(i, &format!("{id}.issue")),
+                None => {
+                    self.err(ErrorKind::Structure, &id, "check without an issue");
+                    None
+                }
+            };
+            checks.push(CheckRule {
+                id,
+                selectors,
+                checks: cks,
+                issue,
+            });
         }
 
         let mut errors = Vec::new();
@@ -784,32 +856,5 @@ pub fn called_functions(src: &str) -> Vec<String> {
         }
         i += 1;
     }
-    out
-}
-
-/// The rules under `path`, at any depth: an object holding `selectors` (or any rule
-/// body key) is a rule; any other object is a group whose members are searched. Ids
-/// are dotted paths (`rules.tabular_data.derivatives.common_derivatives.Descriptions`).
-fn nested_rules<'v>(raw: &'v Value, path: &[&str]) -> Vec<(String, &'v Value)> {
-    const RULE_KEYS: &[&str] = &["selectors", "checks", "fields", "columns", "issue"];
-    fn walk<'v>(id: String, v: &'v Value, depth: usize, out: &mut Vec<(String, &'v Value)>) {
-        let Some(map) = v.as_object() else { return };
-        if depth > 0 && RULE_KEYS.iter().any(|k| map.contains_key(*k)) {
-            out.push((id, v));
-            return;
-        }
-        for (k, child) in map {
-            walk(format!("{id}.{k}"), child, depth + 1, out);
-        }
-    }
-    let mut out = Vec::new();
-    let mut node = raw;
-    for p in path {
-        match node.get(*p) {
-            Some(n) => node = n,
-            None => return out,
-        }
-    }
-    walk(path.join("."), node, 0, &mut out);
     out
 }

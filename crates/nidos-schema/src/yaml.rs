@@ -221,6 +221,16 @@ fn read_version_file(root: &Path, info: &mut TreeInfo) -> Result<(), SchemaError
     Ok(())
 }
 
+/// Reads only the version file of a tree.
+pub(crate) fn read_tree_info(root: &Path) -> Result<TreeInfo, SchemaError> {
+    let mut info = TreeInfo {
+        root: root.to_owned(),
+        ..TreeInfo::default()
+    };
+    read_version_file(root, &mut info)?;
+    Ok(info)
+}
+
 /// Reads a YAML tree and resolves its references: the result is the unnormalised raw
 /// tree (`version`, `schema_version`, `objects`, `rules`, `meta`) plus where each part
 /// came from.

@@ -41,13 +41,17 @@ fn len_at(v: &Value, path: &[&str]) -> usize {
     cur.as_object().map_or(0, |m| m.len())
 }
 
-fn nested_count(v: Option<&Value>) -> usize {
-    v.and_then(Value::as_object).map_or(0, |m| {
-        m.values()
-            .map(|g| g.as_object().map_or(0, |x| x.len()))
-            .sum()
-    })
+/// Rules under a rule-kind node: mappings carrying one of `markers`, at any depth
+/// (derivative rules sit one level deeper than the others).
+fn rule_count(v: Option<&Value>, markers: &[&str]) -> usize {
+    match v {
+        Some(Value::Object(m)) if m.keys().any(|k| markers.contains(&k.as_str())) => 1,
+        Some(Value::Object(m)) => m.values().map(|x| rule_count(Some(x), markers)).sum(),
+        _ => 0,
+    }
 }
+
+const FIELDS: &[&str] = &["selectors", "fields"];
 
 #[test]
 fn all_compiled_schemas_load_with_matching_counts() {
@@ -110,22 +114,26 @@ fn all_compiled_schemas_load_with_matching_counts() {
         );
         assert_eq!(
             s.checks.len(),
-            nested_count(json["rules"].get("checks")),
+            rule_count(
+                json["rules"].get("checks"),
+                &["selectors", "checks", "issue"]
+            ),
             "{name} checks"
         );
         assert_eq!(
             s.sidecar_rules.len(),
-            nested_count(json["rules"].get("sidecars")),
+            rule_count(json["rules"].get("sidecars"), FIELDS),
             "{name} sidecars"
         );
         assert_eq!(
             s.tabular_rules.len(),
-            nested_count(json["rules"].get("tabular_data")),
+            rule_count(json["rules"].get("tabular_data"), &["selectors", "columns"]),
             "{name} tabular"
         );
         assert_eq!(
             s.json_rules.len(),
-            len_at(&json, &["rules", "dataset_metadata"]) + nested_count(json["rules"].get("json")),
+            rule_count(json["rules"].get("dataset_metadata"), FIELDS)
+                + rule_count(json["rules"].get("json"), FIELDS),
             "{name} json rules"
         );
         assert_eq!(
@@ -138,12 +146,21 @@ fn all_compiled_schemas_load_with_matching_counts() {
             len_at(&json, &["meta", "associations"]),
             "{name} associations"
         );
-        let files: usize = json["rules"]["files"]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|c| nested_count(Some(c)))
-            .sum();
+        let files = rule_count(
+            json["rules"].get("files"),
+            &["suffixes", "path", "stem", "entities"],
+        );
+        let deriv = s
+            .sidecar_rules
+            .iter()
+            .filter(|r| {
+                r.id.starts_with("rules.sidecars.derivatives.common_derivatives.")
+            })
+            .count();
+        assert!(
+            deriv > 0,
+            "{name}: nested derivative sidecar rules are found"
+        );
         assert_eq!(s.file_rules.len(), files, "{name} file rules");
         // Normalisation: one model whatever the version.
         assert!(s.extensions.contains_key("nii_gz"), "{name}");
@@ -156,6 +173,17 @@ fn all_compiled_schemas_load_with_matching_counts() {
         assert_eq!(s.entities[0].key, "sub");
         assert!(s.format("label").unwrap().is_match("01"));
         assert!(!s.format("label").unwrap().is_match("0_1"));
+        let deriv = s
+            .sidecar_rules
+            .iter()
+            .filter(|r| {
+                r.id.starts_with("rules.sidecars.derivatives.common_derivatives.")
+            })
+            .count();
+        assert!(
+            deriv > 0,
+            "{name}: nested derivative sidecar rules are found"
+        );
         // Every version mentions an expression with a function nobody implements? Only warnings.
         eprintln!(
             "{name}: {} entities, {} checks, {} warnings",
