@@ -147,7 +147,11 @@ fn coordsystems(ctx: &FileContext<'_>, cands: &[usize]) -> Value {
         paths.push(Value::str(f.path.as_str()));
         spaces.push(f.name.get("space").map(Value::str).unwrap_or(Value::Null));
         let json = ds.json_at(i);
-        parents.push(json.value.get("ParentCoordinateSystem"));
+        // Only the systems that name a parent contribute one.
+        let parent = json.value.get("ParentCoordinateSystem");
+        if !parent.is_null() {
+            parents.push(parent);
+        }
     }
     let mut o = Object::new();
     o.insert("paths".into(), Value::array(paths));

@@ -49,7 +49,10 @@ pub(crate) fn walk_back(ds: &Dataset, src: usize, t: &Target<'_>) -> Vec<Vec<usi
             .copied()
             .filter(|&i| {
                 let c = &ds.files[i];
+                // A name with parts that are not entities (`dataset_description.json`)
+                // is never a candidate.
                 i != src
+                    && c.name.stray.is_empty()
                     && c.name.suffix.as_deref() == Some(suffix)
                     && t.extensions.iter().any(|e| e == &c.name.extension)
                     && c.name.entities_subset_of(&file.name, t.free_entities)
@@ -115,6 +118,16 @@ pub struct SidecarMerge {
     pub issues: Vec<DatasetIssue>,
 }
 
+/// Whether a deeper value counts as overriding a shallower one: scalars when they
+/// differ; arrays and objects always (re-stating a structured value is an override even
+/// when equal, as the reference validator counts it, comparing them by identity).
+fn overrides(old: &Value, new: &Value) -> bool {
+    match (old, new) {
+        (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => true,
+        _ => old != new,
+    }
+}
+
 /// Merges the sidecars of file `src` (`.json` files themselves get an empty sidecar).
 pub(crate) fn merge_sidecars(ds: &Dataset, src: usize) -> SidecarMerge {
     let file = &ds.files[src];
@@ -147,7 +160,7 @@ pub(crate) fn merge_sidecars(ds: &Dataset, src: usize) -> SidecarMerge {
         if let Some(obj) = loaded.value.as_object() {
             for (k, v) in obj {
                 if let Some(old) = merged.get(k) {
-                    if old != v {
+                    if overrides(old, v) {
                         if let Some(prev) = out.sources.get(k) {
                             out.overrides.push(SidecarOverride {
                                 key: k.clone(),

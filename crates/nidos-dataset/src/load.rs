@@ -41,6 +41,23 @@ pub struct HeaderLoad {
     pub issues: Vec<DatasetIssue>,
 }
 
+/// `dataset_description.json` without `DatasetType` reads as `"raw"`, the standard's
+/// default (the reference validator fills it in the same way, so rules never see it
+/// missing).
+fn with_defaults(path: &str, v: Value) -> Value {
+    if path != "/dataset_description.json" {
+        return v;
+    }
+    match v.as_object() {
+        Some(o) if !o.contains_key("DatasetType") => {
+            let mut o = o.clone();
+            o.insert("DatasetType".into(), Value::str("raw"));
+            Value::object(o)
+        }
+        _ => v,
+    }
+}
+
 fn read_error(path: &str, e: &std::io::Error) -> DatasetIssue {
     DatasetIssue::new(
         "FILE_READ",
@@ -74,7 +91,7 @@ impl Dataset {
         };
         match loaders::json::read_json_object(&bytes) {
             Ok(l) => JsonLoad {
-                value: loaders::json::to_value(&l.value),
+                value: with_defaults(&f.path, loaders::json::to_value(&l.value)),
                 issues: l
                     .issues
                     .iter()
@@ -206,7 +223,7 @@ impl Dataset {
                 }
             }
         };
-        crate::load::gzip_value(&prefix, &f.path)
+        gzip_value(&prefix)
     }
 
     /// The TIFF facts of file `idx`: `(tiff, ome)` values.
@@ -230,7 +247,7 @@ impl Dataset {
                 }
             },
         };
-        tiff_values(&bytes, &f.path)
+        tiff_values(&bytes)
     }
 
     /// The bytes of a small text file (bval/bvec); `Ok(None)` when the content is not
@@ -249,20 +266,21 @@ impl Dataset {
 
 // --- adapters from loader results to context values and issues ---
 
-pub(crate) fn gzip_value(prefix: &[u8], path: &str) -> HeaderLoad {
+/// The `gzip` part. A file that is not gzipped is reported by the loader that needs its
+/// content (NIfTI, TSV), not here: the part is just absent.
+pub(crate) fn gzip_value(prefix: &[u8]) -> HeaderLoad {
     match loaders::gzip::read_gzip_header(prefix) {
         Ok(h) => HeaderLoad {
             value: h.to_value(),
             issues: Vec::new(),
         },
-        Err(i) => HeaderLoad {
-            value: Value::Null,
-            issues: vec![DatasetIssue::from_load(&i, path)],
-        },
+        Err(_) => HeaderLoad::default(),
     }
 }
 
-pub(crate) fn tiff_values(bytes: &[u8], path: &str) -> (HeaderLoad, HeaderLoad) {
+/// The `tiff` and `ome` parts. A file that is not a TIFF gets neither; the standard has
+/// no issue code for it, and the reference validator reports nothing.
+pub(crate) fn tiff_values(bytes: &[u8]) -> (HeaderLoad, HeaderLoad) {
     match loaders::tiff::read_tiff(bytes) {
         Ok(t) => (
             HeaderLoad {
@@ -274,13 +292,7 @@ pub(crate) fn tiff_values(bytes: &[u8], path: &str) -> (HeaderLoad, HeaderLoad) 
                 issues: Vec::new(),
             },
         ),
-        Err(i) => (
-            HeaderLoad {
-                value: Value::Null,
-                issues: vec![DatasetIssue::from_load(&i, path)],
-            },
-            HeaderLoad::default(),
-        ),
+        Err(_) => Default::default(),
     }
 }
 

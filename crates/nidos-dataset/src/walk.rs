@@ -270,7 +270,8 @@ impl Walker<'_> {
         }
     }
 
-    /// Total size of the files under a directory (bounded depth; errors count as 0).
+    /// Total size of the files under a directory, dotfiles left out as in the walk (so a
+    /// `.ome.zarr/` with only empty chunks is an empty file). Bounded depth; errors count 0.
     fn dir_size(&self, abs: &Path, depth: usize) -> u64 {
         if depth > 16 {
             return 0;
@@ -279,8 +280,8 @@ impl Walker<'_> {
             return 0;
         };
         let mut total = 0u64;
-        for n in names {
-            let p = abs.join(&n);
+        for n in names.iter().filter(|n| !n.starts_with('.')) {
+            let p = abs.join(n);
             match self.fs.metadata(&p) {
                 Ok(m) if m.is_symlink => total = total.saturating_add(m.size),
                 Ok(m) if m.kind == Some(Kind::Dir) => {
