@@ -1,4 +1,5 @@
-//! Load time of the compiled upstream schemas (target: < 20 ms in release).
+//! Load time of the compiled upstream schemas (target: < 20 ms in release; measured
+//! about 9 ms for 1.11.1 and 8.5 ms for 1.8.0 on the 2-core project machine).
 //! Run: `cargo bench -p nidos-schema --bench load`.
 
 use std::path::PathBuf;

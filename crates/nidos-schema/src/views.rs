@@ -1,5 +1,6 @@
 //! Builds the typed views of [`crate::Schema`] from the normalised raw tree.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -87,6 +88,16 @@ pub(crate) struct Builder {
     /// Our YAML format: shape and level problems are errors. For compiled upstream
     /// schemas they are warnings (old releases carry a few quirks).
     pub strict: bool,
+    /// Parse results by expression text.
+    pub cache: HashMap<String, Parsed>,
+}
+
+/// A cached parse of one expression text.
+#[derive(Clone)]
+pub(crate) struct Parsed {
+    expr: Option<Arc<nidos_expr::Expr>>,
+    unknown: Vec<String>,
+    error: Option<String>,
 }
 
 /// Everything built from the raw tree.
@@ -181,15 +192,34 @@ impl Builder {
     }
 
     pub(crate) fn expression(&mut self, src: &str, id: &str) -> Expression {
-        let parsed = nidos_expr::parse(src);
-        let unknown: Vec<String> = match &parsed {
-            Ok(e) => e.unknown_functions(),
-            Err(_) => called_functions(src)
-                .into_iter()
-                .filter(|f| !KNOWN_FUNCTIONS.contains(&f.as_str()))
-                .collect(),
+        // Upstream schemas repeat the same selector many times (1226 expressions, 472
+        // distinct in 1.11.1): parse each distinct text once.
+        let parsed = match self.cache.get(src) {
+            Some(p) => p.clone(),
+            None => {
+                let p = match nidos_expr::parse(src) {
+                    Ok(e) => {
+                        let unknown = e.unknown_functions();
+                        Parsed {
+                            expr: Some(Arc::new(e)),
+                            unknown,
+                            error: None,
+                        }
+                    }
+                    Err(e) => Parsed {
+                        expr: None,
+                        unknown: called_functions(src)
+                            .into_iter()
+                            .filter(|f| !KNOWN_FUNCTIONS.contains(&f.as_str()))
+                            .collect(),
+                        error: Some(e.to_string()),
+                    },
+                };
+                self.cache.insert(src.to_owned(), p.clone());
+                p
+            }
         };
-        for f in unknown {
+        for f in &parsed.unknown {
             self.warn(
                 ErrorKind::Expression,
                 id,
@@ -199,23 +229,17 @@ impl Builder {
                 ),
             );
         }
-        match parsed {
-            Ok(e) => Expression {
-                source: src.to_owned(),
-                parsed: Some(Arc::new(e)),
-            },
-            Err(e) => {
-                let msg = format!("cannot parse `{}`: {e}", src.trim());
-                if self.tolerate_expression_errors {
-                    self.warn(ErrorKind::Expression, id, msg);
-                } else {
-                    self.err(ErrorKind::Expression, id, msg);
-                }
-                Expression {
-                    source: src.to_owned(),
-                    parsed: None,
-                }
+        if let Some(e) = &parsed.error {
+            let msg = format!("cannot parse `{}`: {e}", src.trim());
+            if self.tolerate_expression_errors {
+                self.warn(ErrorKind::Expression, id, msg);
+            } else {
+                self.err(ErrorKind::Expression, id, msg);
             }
+        }
+        Expression {
+            source: src.to_owned(),
+            parsed: parsed.expr,
         }
     }
 
