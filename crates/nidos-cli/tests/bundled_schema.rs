@@ -54,13 +54,33 @@ fn entities_follow_the_versions() {
         (
             "1.8.0",
             &["subject", "chunk"],
-            &["tracksys", "nucleus", "volume", "template", "cohort", "scale", "segmentation"],
+            &[
+                "tracksys",
+                "nucleus",
+                "volume",
+                "template",
+                "cohort",
+                "scale",
+                "segmentation",
+            ],
         ),
-        ("1.9.0", &["tracksys", "segmentation"], &["nucleus", "volume", "atlas", "template"]),
-        ("1.10.0", &["nucleus", "volume"], &["atlas", "template", "cohort", "scale"]),
+        (
+            "1.9.0",
+            &["tracksys", "segmentation"],
+            &["nucleus", "volume", "atlas", "template"],
+        ),
+        (
+            "1.10.0",
+            &["nucleus", "volume"],
+            &["atlas", "template", "cohort", "scale"],
+        ),
         ("1.10.1", &["nucleus"], &["template"]),
         ("1.11.0", &["atlas", "template", "cohort", "scale"], &[]),
-        ("1.11.1", &["atlas", "template", "cohort", "scale", "tracksys"], &[]),
+        (
+            "1.11.1",
+            &["atlas", "template", "cohort", "scale", "tracksys"],
+            &[],
+        ),
     ];
     for (v, present, absent) in cases {
         let s = load(v);
