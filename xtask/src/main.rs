@@ -120,19 +120,33 @@ impl Score {
         self.fn_ += o.fn_;
     }
     fn precision(&self) -> f64 {
-        if self.tp + self.fp == 0 { 1.0 } else { self.tp as f64 / (self.tp + self.fp) as f64 }
+        if self.tp + self.fp == 0 {
+            1.0
+        } else {
+            self.tp as f64 / (self.tp + self.fp) as f64
+        }
     }
     fn recall(&self) -> f64 {
-        if self.tp + self.fn_ == 0 { 1.0 } else { self.tp as f64 / (self.tp + self.fn_) as f64 }
+        if self.tp + self.fn_ == 0 {
+            1.0
+        } else {
+            self.tp as f64 / (self.tp + self.fn_) as f64
+        }
     }
     fn f1(&self) -> f64 {
         let (p, r) = (self.precision(), self.recall());
-        if p + r == 0.0 { 0.0 } else { 2.0 * p * r / (p + r) }
+        if p + r == 0.0 {
+            0.0
+        } else {
+            2.0 * p * r / (p + r)
+        }
     }
 }
 
 fn flag(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
 }
 
 fn conformance(args: &[String]) -> Result<()> {
@@ -141,14 +155,25 @@ fn conformance(args: &[String]) -> Result<()> {
         println!("skipped: {} is absent", conf.display());
         return Ok(());
     }
-    let min_f1: f64 = flag(args, "--min-f1").map(|s| s.parse()).transpose()?.unwrap_or(0.0);
-    let min_mut: f64 = flag(args, "--min-mutations").map(|s| s.parse()).transpose()?.unwrap_or(0.0);
+    let min_f1: f64 = flag(args, "--min-f1")
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(0.0);
+    let min_mut: f64 = flag(args, "--min-mutations")
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(0.0);
     let only = flag(args, "--only");
     let bin = build_binary()?;
 
     let mut names: Vec<String> = std::fs::read_dir(conf.join("expected"))?
         .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(str::to_string))
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".json"))
+                .map(str::to_string)
+        })
         .collect();
     names.sort();
     let mut overall = Score::default();
@@ -160,7 +185,9 @@ fn conformance(args: &[String]) -> Result<()> {
         if only.as_ref().is_some_and(|o| o != name) {
             continue;
         }
-        let expected: Value = serde_json::from_str(&std::fs::read_to_string(conf.join("expected").join(format!("{name}.json")))?)?;
+        let expected: Value = serde_json::from_str(&std::fs::read_to_string(
+            conf.join("expected").join(format!("{name}.json")),
+        )?)?;
         let want = expected_tuples(&expected);
         let report = run_nidos(&bin, &conf.join("examples").join(name), name != "synthetic")?;
         let got = actual_tuples(&report);
@@ -168,14 +195,29 @@ fn conformance(args: &[String]) -> Result<()> {
         for t in want.union(&got) {
             let entry = per_code.entry(t.0.clone()).or_default();
             let s = match (want.contains(t), got.contains(t)) {
-                (true, true) => Score { tp: 1, ..Default::default() },
+                (true, true) => Score {
+                    tp: 1,
+                    ..Default::default()
+                },
                 (true, false) => {
-                    diffs.push(format!("| {name} | missing | {} | {} | {} | {} |", t.0, t.1, t.2, t.3));
-                    Score { fn_: 1, ..Default::default() }
+                    diffs.push(format!(
+                        "| {name} | missing | {} | {} | {} | {} |",
+                        t.0, t.1, t.2, t.3
+                    ));
+                    Score {
+                        fn_: 1,
+                        ..Default::default()
+                    }
                 }
                 _ => {
-                    diffs.push(format!("| {name} | extra | {} | {} | {} | {} |", t.0, t.1, t.2, t.3));
-                    Score { fp: 1, ..Default::default() }
+                    diffs.push(format!(
+                        "| {name} | extra | {} | {} | {} | {} |",
+                        t.0, t.1, t.2, t.3
+                    ));
+                    Score {
+                        fp: 1,
+                        ..Default::default()
+                    }
                 }
             };
             entry.add(s);
@@ -207,7 +249,11 @@ fn conformance(args: &[String]) -> Result<()> {
         overall.add(score);
     }
 
-    let (mut_rows, mut_fraction) = if only.is_none() { mutations(&bin)? } else { (Vec::new(), 1.0) };
+    let (mut_rows, mut_fraction) = if only.is_none() {
+        mutations(&bin)?
+    } else {
+        (Vec::new(), 1.0)
+    };
 
     println!(
         "\noverall: precision {:.4}, recall {:.4}, F1 {:.4}; mutations detected {:.1}%",
@@ -217,17 +263,30 @@ fn conformance(args: &[String]) -> Result<()> {
         mut_fraction * 100.0
     );
     if !zero_error_violations.is_empty() {
-        println!("examples with zero reference errors where nidos reports errors: {}", zero_error_violations.join(", "));
+        println!(
+            "examples with zero reference errors where nidos reports errors: {}",
+            zero_error_violations.join(", ")
+        );
     }
     if only.is_none() {
         let mut md = String::new();
         md.push_str("# Conformance against the reference validator\n\n");
-        md.push_str("Produced by `cargo xtask conformance` (do not edit by hand). Each example of\n");
+        md.push_str(
+            "Produced by `cargo xtask conformance` (do not edit by hand). Each example of\n",
+        );
         md.push_str("`../shared/conformance/examples` is validated with the upstream schema\n");
-        md.push_str(&format!("`{REFERENCE_SCHEMA}`, the examples' default config and `--ignore-nifti-headers`\n"));
-        md.push_str("(headers read for `synthetic`), and the set of (code, subCode, severity, location)\n");
-        md.push_str("tuples is compared with the reference report. HED_ERROR/HED_WARNING are excluded\n");
-        md.push_str("(no HED validation yet). Known, deliberate differences: `docs/divergences.md`.\n\n");
+        md.push_str(&format!(
+            "`{REFERENCE_SCHEMA}`, the examples' default config and `--ignore-nifti-headers`\n"
+        ));
+        md.push_str(
+            "(headers read for `synthetic`), and the set of (code, subCode, severity, location)\n",
+        );
+        md.push_str(
+            "tuples is compared with the reference report. HED_ERROR/HED_WARNING are excluded\n",
+        );
+        md.push_str(
+            "(no HED validation yet). Known, deliberate differences: `docs/divergences.md`.\n\n",
+        );
         md.push_str(&format!(
             "**Overall: precision {:.4}, recall {:.4}, F1 {:.4}** (tp {}, fp {}, fn {}).\n\n",
             overall.precision(),
@@ -239,9 +298,16 @@ fn conformance(args: &[String]) -> Result<()> {
         ));
         md.push_str(&format!(
             "Examples with zero reference errors but nidos errors: {}.\n\n",
-            if zero_error_violations.is_empty() { "none".to_string() } else { zero_error_violations.join(", ") }
+            if zero_error_violations.is_empty() {
+                "none".to_string()
+            } else {
+                zero_error_violations.join(", ")
+            }
         ));
-        md.push_str(&format!("**Mutations detected with the expected codes: {:.1}%**\n\n", mut_fraction * 100.0));
+        md.push_str(&format!(
+            "**Mutations detected with the expected codes: {:.1}%**\n\n",
+            mut_fraction * 100.0
+        ));
         md.push_str("## Per dataset\n\n| dataset | precision | recall | F1 | tp | fp | fn |\n|---|---|---|---|---|---|---|\n");
         md.push_str(&rows.join("\n"));
         md.push_str("\n\n## Per code\n\n| code | precision | recall | F1 | tp | fp | fn |\n|---|---|---|---|---|---|---|\n");
@@ -262,16 +328,25 @@ fn conformance(args: &[String]) -> Result<()> {
         let shown = diffs.len().min(400);
         md.push_str(&diffs[..shown].join("\n"));
         if diffs.len() > shown {
-            md.push_str(&format!("\n\n… and {} more differing tuples.", diffs.len() - shown));
+            md.push_str(&format!(
+                "\n\n… and {} more differing tuples.",
+                diffs.len() - shown
+            ));
         }
         md.push('\n');
         std::fs::write(root().join("docs/conformance.md"), md)?;
     }
     if overall.f1() < min_f1 {
-        bail!("overall F1 {:.4} is below the required {min_f1}", overall.f1());
+        bail!(
+            "overall F1 {:.4} is below the required {min_f1}",
+            overall.f1()
+        );
     }
     if mut_fraction < min_mut {
-        bail!("mutation detection {:.3} is below the required {min_mut}", mut_fraction);
+        bail!(
+            "mutation detection {:.3} is below the required {min_mut}",
+            mut_fraction
+        );
     }
     Ok(())
 }
@@ -300,11 +375,18 @@ fn mutations(bin: &Path) -> Result<(Vec<String>, f64)> {
             continue;
         }
         let ignore = m["ignore_nifti_headers"].as_bool().unwrap_or(true);
-        let want: Vec<&str> = m["expected_new_codes"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let want: Vec<&str> = m["expected_new_codes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
         let (ok, missing) = match run_nidos(bin, &out, ignore) {
             Ok(report) => {
-                let got: BTreeSet<String> = actual_tuples(&report).into_iter().map(|t| t.0).collect();
-                let missing: Vec<&str> = want.iter().copied().filter(|c| !got.contains(*c)).collect();
+                let got: BTreeSet<String> =
+                    actual_tuples(&report).into_iter().map(|t| t.0).collect();
+                let missing: Vec<&str> =
+                    want.iter().copied().filter(|c| !got.contains(*c)).collect();
                 (missing.is_empty(), missing.join(", "))
             }
             Err(e) => (false, format!("run failed: {e}")),
@@ -312,9 +394,23 @@ fn mutations(bin: &Path) -> Result<(Vec<String>, f64)> {
         if ok {
             detected += 1;
         }
-        println!("mutation {name:36} {}", if ok { "detected" } else { "MISSED" });
-        rows.push(format!("| {name} | {} | {} | {missing} |", want.join(", "), if ok { "yes" } else { "no" }));
+        println!(
+            "mutation {name:36} {}",
+            if ok { "detected" } else { "MISSED" }
+        );
+        rows.push(format!(
+            "| {name} | {} | {} | {missing} |",
+            want.join(", "),
+            if ok { "yes" } else { "no" }
+        ));
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    Ok((rows, if total == 0 { 1.0 } else { detected as f64 / total as f64 }))
+    Ok((
+        rows,
+        if total == 0 {
+            1.0
+        } else {
+            detected as f64 / total as f64
+        },
+    ))
 }

@@ -40,7 +40,12 @@ pub struct Args {
     pub ignore_nifti_headers: bool,
     /// Read at most N rows of each table (participants, sessions, scans and phenotype
     /// tables are always read whole). -1 reads everything.
-    #[arg(long = "max-rows", visible_alias = "maxRows", default_value_t = 1000, allow_negative_numbers = true)]
+    #[arg(
+        long = "max-rows",
+        visible_alias = "maxRows",
+        default_value_t = 1000,
+        allow_negative_numbers = true
+    )]
     pub max_rows: i64,
     /// Report these modalities as errors when present.
     #[arg(long = "blacklist-modalities", visible_alias = "blacklistModalities", num_args = 1..)]
@@ -63,7 +68,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let config = match &args.config {
         Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("reading config {}", p.display()))?;
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("reading config {}", p.display()))?;
             Config::from_json(&text).with_context(|| format!("config {}", p.display()))?
         }
         None => Config::default(),
@@ -98,7 +104,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let _ = out.write_all(text.as_bytes());
         }
     }
-    Ok(if report.has_errors() { ExitCode::from(16) } else { ExitCode::SUCCESS })
+    Ok(if report.has_errors() {
+        ExitCode::from(16)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 struct Paint {
@@ -125,7 +135,10 @@ pub fn render_text(report: &Report, verbose: bool, color: bool) -> String {
     for severity in [Severity::Error, Severity::Warning] {
         let mut groups: indexmap::IndexMap<(&str, &str), Vec<&Issue>> = indexmap::IndexMap::new();
         for i in report.issues.iter().filter(|i| i.severity == severity) {
-            groups.entry((i.code.as_str(), i.sub_code.as_str())).or_default().push(i);
+            groups
+                .entry((i.code.as_str(), i.sub_code.as_str()))
+                .or_default()
+                .push(i);
         }
         if groups.is_empty() {
             continue;
@@ -134,14 +147,28 @@ pub fn render_text(report: &Report, verbose: bool, color: bool) -> String {
             Severity::Error => ("Errors", "1;31"),
             _ => ("Warnings", "1;33"),
         };
-        out.push_str(&paint.wrap(code, &format!("{title}: {}\n", groups.values().map(Vec::len).sum::<usize>())));
+        out.push_str(&paint.wrap(
+            code,
+            &format!(
+                "{title}: {}\n",
+                groups.values().map(Vec::len).sum::<usize>()
+            ),
+        ));
         for ((c, sub), issues) in &groups {
-            let head = if sub.is_empty() { c.to_string() } else { format!("{c} [{sub}]") };
+            let head = if sub.is_empty() {
+                c.to_string()
+            } else {
+                format!("{c} [{sub}]")
+            };
             out.push_str(&format!(
                 "\n  {} ({} {})\n",
                 paint.wrap(code, &head),
                 issues.len(),
-                if issues.len() == 1 { "location" } else { "locations" }
+                if issues.len() == 1 {
+                    "location"
+                } else {
+                    "locations"
+                }
             ));
             if let Some(msg) = report.code_messages.get(*c).filter(|m| !m.is_empty()) {
                 for line in msg.lines().take(if verbose { usize::MAX } else { 3 }) {

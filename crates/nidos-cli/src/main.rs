@@ -13,7 +13,11 @@ mod cmd_validate;
 mod schema_arg;
 
 #[derive(Parser)]
-#[command(name = "nidos", version, about = "Validate, query and explore Std / BIDS datasets")]
+#[command(
+    name = "nidos",
+    version,
+    about = "Validate, query and explore Std / BIDS datasets"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -60,8 +60,11 @@ pub fn load_for_dataset(args: &SchemaArgs, dataset: &Path) -> anyhow::Result<Loa
     }
     let newest = Schema::bundled().map_err(load_error)?;
     let declared = declared_version(dataset, &newest.brand.version_key);
-    let (version, warning) =
-        nidos_schema::select_version(args.std_version.as_deref(), declared.as_deref(), &newest.versions);
+    let (version, warning) = nidos_schema::select_version(
+        args.std_version.as_deref(),
+        declared.as_deref(),
+        &newest.supported_versions,
+    );
     let schema = if version == newest.version {
         newest
     } else {

@@ -305,9 +305,17 @@ impl<'a> FileContext<'a> {
                     return Value::Null;
                 };
                 let table = &self.ds.info.names;
-                let mut o = Object::with_capacity(f.name.pairs.len());
+                // Keyed by the standard's long names (`subject`); the short file-name
+                // keys (`sub`) are bound too, because published rule sets use both
+                // spellings (e.g. `entities.task` next to `"res" in entities`).
+                let mut o = Object::with_capacity(2 * f.name.pairs.len());
                 for (k, v) in &f.name.pairs {
-                    o.insert(table.long_name(k).to_string(), Value::str(v.as_str()));
+                    let value = Value::str(v.as_str());
+                    let long = table.long_name(k);
+                    if long != k {
+                        o.insert(k.clone(), value.clone());
+                    }
+                    o.insert(long.to_string(), value);
                 }
                 Value::object(o)
             })

@@ -54,7 +54,7 @@ pub struct DatasetIssue {
     /// Dataset-relative path with a leading `/` of the file the issue concerns.
     pub location: String,
     /// The standard's issue code (`FILE_READ`, `JSON_INVALID`, …) or one of ours
-    /// (`SYMLINK_LOOP`, `SYMLINK_OUTSIDE_DATASET`).
+    /// (`SYMLINK_CYCLE`, `SYMLINK_OUTSIDE_DATASET`).
     pub code: String,
     pub sub_code: Option<String>,
     pub severity: Severity,
@@ -428,6 +428,13 @@ impl Dataset {
     /// Subject directories (`sub-01`, …) at the root, sorted.
     pub fn subject_dirs(&self) -> &[String] {
         &self.sub_dirs
+    }
+
+    /// Every directory of the dataset (`/sub-01/anat`, no trailing `/`), sorted.
+    pub fn directories(&self) -> Vec<&str> {
+        let mut dirs: Vec<&str> = self.dir_paths.iter().map(String::as_str).collect();
+        dirs.sort_unstable();
+        dirs
     }
 
     /// Whether a dataset-relative path (leading `/`, no `..`) names a file or directory.

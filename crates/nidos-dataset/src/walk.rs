@@ -181,18 +181,18 @@ impl Walker<'_> {
                         let annexed = meta
                             .link_target
                             .as_ref()
-                            .map(|t| t.to_string_lossy().contains("annex/objects"))
+                            .map(|t| is_annex_key_link(t))
                             .unwrap_or(false);
                         if looped {
                             self.issue(
-                                "SYMLINK_LOOP",
+                                "SYMLINK_CYCLE",
                                 Severity::Error,
                                 &child_rel,
                                 "symbolic link loop",
                             );
                         } else if !annexed {
                             self.issue(
-                                "ORPHANED_SYMLINK",
+                                "SYMLINK_BROKEN",
                                 Severity::Error,
                                 &child_rel,
                                 "symbolic link target does not exist",
@@ -210,7 +210,7 @@ impl Walker<'_> {
                     .unwrap_or_else(|| ancestors.last().map(|a| a.join(&name)).unwrap_or_default());
                 if ancestors.iter().any(|a| a == &canon) {
                     self.issue(
-                        "SYMLINK_LOOP",
+                        "SYMLINK_CYCLE",
                         Severity::Error,
                         &child_rel,
                         "symbolic link to a directory that contains it; not followed",
@@ -299,4 +299,28 @@ fn is_loop_error(e: &std::io::Error) -> bool {
     // ELOOP is 40 on Linux, 62 on macOS/BSD.
     matches!(e.raw_os_error(), Some(40) | Some(62))
         || e.to_string().contains("too many levels of symbolic links")
+}
+
+/// A git-annex link points into `.git/annex/objects/` at a file named by an annex key
+/// (`SHA256E-s1234--<hash>.nii.gz`): its content is simply not fetched, so the file is
+/// validated by name without complaint. Any other dangling link is broken.
+fn is_annex_key_link(target: &Path) -> bool {
+    let text = target.to_string_lossy();
+    if !text.contains("annex/objects") {
+        return false;
+    }
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let Some((backend, rest)) = name.split_once("-s") else {
+        return false;
+    };
+    let size_digits = rest.chars().take_while(char::is_ascii_digit).count();
+    !backend.is_empty()
+        && backend
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && size_digits > 0
+        && rest[size_digits..].contains("--")
 }

@@ -44,7 +44,12 @@ impl Seen {
     }
 }
 
-pub(crate) fn apply_check(rule: &CheckRule, ctx: &dyn Context, facts: &FileFacts<'_>, out: &mut Vec<Issue>) {
+pub(crate) fn apply_check(
+    rule: &CheckRule,
+    ctx: &dyn Context,
+    facts: &FileFacts<'_>,
+    out: &mut Vec<Issue>,
+) {
     let all_hold = rule.checks.iter().all(|c| match &c.parsed {
         Some(e) => eval(e, ctx).truthy(),
         None => false,
@@ -119,11 +124,19 @@ pub(crate) fn apply_fields(
                     Some(spec) if !spec.code.is_empty() => spec.code.clone(),
                     _ => {
                         let family = if is_sidecar_rule { "SIDECAR" } else { "JSON" };
-                        let need = if severity == Severity::Error { "REQUIRED" } else { "RECOMMENDED" };
+                        let need = if severity == Severity::Error {
+                            "REQUIRED"
+                        } else {
+                            "RECOMMENDED"
+                        };
                         format!("{family}_KEY_{need}")
                     }
                 };
-                out.push(Issue::new(code, severity, facts.path).sub(name).rule(rule.id.clone()));
+                out.push(
+                    Issue::new(code, severity, facts.path)
+                        .sub(name)
+                        .rule(rule.id.clone()),
+                );
             }
             Some(value) => {
                 let Some(def) = def else { continue };
@@ -138,10 +151,11 @@ pub(crate) fn apply_fields(
                 let json = value.to_json();
                 let violations = jsonschema::check(&json, &def.def, engine);
                 if let Some(v) = violations.first() {
-                    let mut issue = Issue::new("JSON_SCHEMA_VALIDATION_ERROR", Severity::Error, origin)
-                        .sub(name)
-                        .rule(rule.id.clone())
-                        .message(format!("{name}{}: {}", v.at, v.message));
+                    let mut issue =
+                        Issue::new("JSON_SCHEMA_VALIDATION_ERROR", Severity::Error, origin)
+                            .sub(name)
+                            .rule(rule.id.clone())
+                            .message(format!("{name}{}: {}", v.at, v.message));
                     if is_sidecar_rule {
                         issue.affects.push(facts.path.to_string());
                     }
@@ -202,7 +216,10 @@ impl RawSignature {
         };
         RawSignature {
             formats,
-            pattern: def.get("pattern").and_then(|v| v.as_str()).map(str::to_string),
+            pattern: def
+                .get("pattern")
+                .and_then(|v| v.as_str())
+                .map(str::to_string),
             unit: def.get("unit").and_then(|v| v.as_str()).map(str::to_string),
             levels: def.get("enum").and_then(|v| v.as_array()).map(|a| {
                 a.iter()
@@ -229,7 +246,10 @@ impl RawSignature {
             formats: vec![format],
             pattern: None,
             unit: def.get("Units").as_str().map(str::to_string),
-            levels: def.get("Levels").as_object().map(|o| o.keys().cloned().collect()),
+            levels: def
+                .get("Levels")
+                .as_object()
+                .map(|o| o.keys().cloned().collect()),
             minimum: def.get("Minimum").as_f64(),
             maximum: def.get("Maximum").as_f64(),
         }
@@ -266,7 +286,11 @@ fn collapse(format: &str) -> &str {
 /// contradicts the schema (TSV_COLUMN_TYPE_REDEFINED).
 fn refine(schema: RawSignature, side: RawSignature) -> Result<RawSignature, RawSignature> {
     let side_format = side.formats.first().map(String::as_str).unwrap_or("string");
-    if !schema.formats.iter().any(|f| collapse(f) == collapse(side_format)) {
+    if !schema
+        .formats
+        .iter()
+        .any(|f| collapse(f) == collapse(side_format))
+    {
         return Err(schema);
     }
     if let (Some(s), Some(d)) = (&side.levels, &schema.levels) {
@@ -353,7 +377,11 @@ fn parse_float_prefix(s: &str) -> f64 {
     let t = s.trim_start();
     let mut end = 0;
     let mut best = f64::NAN;
-    for (i, _) in t.char_indices().skip(1).chain(std::iter::once((t.len(), ' '))) {
+    for (i, _) in t
+        .char_indices()
+        .skip(1)
+        .chain(std::iter::once((t.len(), ' ')))
+    {
         if let Ok(v) = t[..i].parse::<f64>() {
             best = v;
             end = i;
@@ -394,7 +422,11 @@ pub(crate) fn apply_tabular(
     let sidecar = ctx.lookup("sidecar");
     let schema = engine.schema;
     // Rule columns, by the header name they take in a file.
-    let names: Vec<(&str, &ColumnReq)> = rule.columns.values().map(|c| (c.name.as_str(), c)).collect();
+    let names: Vec<(&str, &ColumnReq)> = rule
+        .columns
+        .values()
+        .map(|c| (c.name.as_str(), c))
+        .collect();
     let rule_names: HashSet<&str> = names.iter().map(|(n, _)| *n).collect();
     let initial: HashSet<&str> = rule.initial_columns.iter().map(String::as_str).collect();
 
@@ -427,7 +459,8 @@ pub(crate) fn apply_tabular(
                 match refine(base, RawSignature::from_column_definition(&side_def)) {
                     Ok(r) => r,
                     Err(base) => {
-                        let origin = (facts.sidecar_origin)(name).unwrap_or_else(|| facts.path.to_string());
+                        let origin =
+                            (facts.sidecar_origin)(name).unwrap_or_else(|| facts.path.to_string());
                         out.push(
                             Issue::new("TSV_COLUMN_TYPE_REDEFINED", Severity::Warning, origin)
                                 .sub(*name)
@@ -451,9 +484,13 @@ pub(crate) fn apply_tabular(
         let side_def = sidecar.get(header);
         if policy == "not_allowed" {
             out.push(
-                Issue::new("TSV_ADDITIONAL_COLUMNS_NOT_ALLOWED", Severity::Error, facts.path)
-                    .sub(header.as_str())
-                    .rule(rule.id.clone()),
+                Issue::new(
+                    "TSV_ADDITIONAL_COLUMNS_NOT_ALLOWED",
+                    Severity::Error,
+                    facts.path,
+                )
+                .sub(header.as_str())
+                .rule(rule.id.clone()),
             );
         } else if !side_def.as_object().is_some() {
             let (code, severity) = if policy == "allowed_if_defined" {
@@ -466,7 +503,11 @@ pub(crate) fn apply_tabular(
                     .sub(header.as_str())
                     .rule(rule.id.clone()),
             );
-        } else if let Some(values) = table.columns.get(header.as_str()).and_then(|v| v.as_array()) {
+        } else if let Some(values) = table
+            .columns
+            .get(header.as_str())
+            .and_then(|v| v.as_array())
+        {
             let raw = RawSignature::from_column_definition(&side_def);
             check_values(schema, header, &raw, values, facts.path, &rule.id, out);
         }
@@ -475,8 +516,12 @@ pub(crate) fn apply_tabular(
     if !rule.initial_columns.is_empty() {
         let mut wanted = Vec::new();
         for key in &rule.initial_columns {
-            let name = schema.column_def(key).map(|d| d.name.as_str()).unwrap_or(key.as_str());
-            let required = rule.columns.get(key).map(|c| c.level) == Some(nidos_schema::Level::Required);
+            let name = schema
+                .column_def(key)
+                .map(|d| d.name.as_str())
+                .unwrap_or(key.as_str());
+            let required =
+                rule.columns.get(key).map(|c| c.level) == Some(nidos_schema::Level::Required);
             let position = table.headers.iter().position(|h| h == name);
             if position.is_none() && !required {
                 continue;
@@ -495,7 +540,11 @@ pub(crate) fn apply_tabular(
                     Issue::new("TSV_COLUMN_ORDER_INCORRECT", Severity::Error, facts.path)
                         .sub(name)
                         .rule(rule.id.clone())
-                        .message(format!("column {name} must be column {}, found at {}", i + 1, p + 1)),
+                        .message(format!(
+                            "column {name} must be column {}, found at {}",
+                            i + 1,
+                            p + 1
+                        )),
                 ),
                 Some(_) => {}
             }
@@ -506,7 +555,12 @@ pub(crate) fn apply_tabular(
         let cols: Vec<&[Value]> = rule
             .index_columns
             .iter()
-            .map(|k| schema.column_def(k).map(|d| d.name.as_str()).unwrap_or(k.as_str()))
+            .map(|k| {
+                schema
+                    .column_def(k)
+                    .map(|d| d.name.as_str())
+                    .unwrap_or(k.as_str())
+            })
             .filter_map(|n| table.columns.get(n).and_then(|v| v.as_array()))
             .collect();
         if let Some(first) = cols.first() {
@@ -538,7 +592,9 @@ fn check_values(
     rule_id: &str,
     out: &mut Vec<Issue>,
 ) {
-    let Some(sig) = Signature::compile(raw, schema) else { return };
+    let Some(sig) = Signature::compile(raw, schema) else {
+        return;
+    };
     let mut pseudo_age_reported = false;
     for (row, value) in values.iter().enumerate() {
         let text = value.as_str().unwrap_or("");
@@ -552,7 +608,9 @@ fn check_values(
                     Issue::new("TSV_PSEUDO_AGE_DEPRECATED", Severity::Warning, path)
                         .rule(rule_id.to_string())
                         .line(row + 2)
-                        .message("age \"89+\" is deprecated: write 89 (ages above 89 are capped at 89)"),
+                        .message(
+                            "age \"89+\" is deprecated: write 89 (ages above 89 are capped at 89)",
+                        ),
                 );
             }
             continue;

@@ -54,10 +54,9 @@ impl Selector {
     fn matches(&self, issue: &Issue) -> bool {
         self.code == issue.code
             && self.sub_code.as_ref().is_none_or(|s| *s == issue.sub_code)
-            && self
-                .location
-                .as_ref()
-                .is_none_or(|g| g.is_match(&issue.location) || g.is_match(issue.location.trim_start_matches('/')))
+            && self.location.as_ref().is_none_or(|g| {
+                g.is_match(&issue.location) || g.is_match(issue.location.trim_start_matches('/'))
+            })
     }
 }
 

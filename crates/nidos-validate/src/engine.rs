@@ -50,7 +50,11 @@ impl<'s> Engine<'s> {
         let formats = schema
             .formats
             .iter()
-            .filter_map(|(name, f)| regress::Regex::new(&f.pattern).ok().map(|re| (name.clone(), re)))
+            .filter_map(|(name, f)| {
+                regress::Regex::new(&f.pattern)
+                    .ok()
+                    .map(|re| (name.clone(), re))
+            })
             .collect();
         let derivative_rules = schema
             .sidecar_rules
@@ -59,7 +63,8 @@ impl<'s> Engine<'s> {
             .filter(|r| {
                 r.selectors.iter().any(|s| {
                     let compact: String = s.source.chars().filter(|c| !c.is_whitespace()).collect();
-                    compact.contains("DatasetType==\"derivative\"") || compact.contains("DatasetType=='derivative'")
+                    compact.contains("DatasetType==\"derivative\"")
+                        || compact.contains("DatasetType=='derivative'")
                 })
             })
             .map(|r| r.id.clone())
@@ -76,7 +81,11 @@ impl<'s> Engine<'s> {
     }
 
     /// Validates the dataset at `root`.
-    pub fn validate(&self, root: &Path, opts: &Options) -> Result<Report, nidos_dataset::DatasetError> {
+    pub fn validate(
+        &self,
+        root: &Path,
+        opts: &Options,
+    ) -> Result<Report, nidos_dataset::DatasetError> {
         let open = OpenOptions {
             ignore_nifti_headers: opts.ignore_nifti_headers,
             max_rows: opts.max_rows,
@@ -113,7 +122,12 @@ impl<'s> Engine<'s> {
             used_sidecars.extend(used);
         }
         issues.extend(ds.issues().iter().map(convert_dataset_issue));
-        self.dataset_checks(ds, &used_sidecars, &mut issues);
+        let layout = description
+            .get("DatasetType")
+            .as_str()
+            .unwrap_or(if derivative { "derivative" } else { "raw" })
+            .to_string();
+        self.dataset_checks(ds, &layout, &used_sidecars, &mut issues);
 
         opts.config.apply(&mut issues);
         normalize(&mut issues);
@@ -138,8 +152,12 @@ impl<'s> Engine<'s> {
     ) -> (Vec<Issue>, Vec<String>) {
         let mut out = Vec::new();
         let schema = self.schema;
-        if file.size == 0 && !file.is_dir && !file.broken_symlink {
-            out.push(Issue::new("EMPTY_FILE", Severity::Error, file.path.as_str()));
+        if file.size == 0 && !file.broken_symlink {
+            out.push(Issue::new(
+                "EMPTY_FILE",
+                Severity::Error,
+                file.path.as_str(),
+            ));
         }
         let ctx = ds.context_at(idx);
         let identified = filenames::identify(schema, file, derivative, &mut out);
@@ -151,7 +169,11 @@ impl<'s> Engine<'s> {
             extension: identified.blank_extension,
             suffix: identified.blank_suffix,
         };
-        let extension = if identified.blank_extension { "" } else { file.name.extension.as_str() };
+        let extension = if identified.blank_extension {
+            ""
+        } else {
+            file.name.extension.as_str()
+        };
         let origin = |key: &str| ctx.sidecar_sources().get(key).cloned();
         let facts = FileFacts {
             path: &file.path,
@@ -181,7 +203,10 @@ impl<'s> Engine<'s> {
             }
             let (headers, columns) = table_cache.get_or_insert_with(|| {
                 let columns = view.lookup("columns");
-                let headers = columns.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+                let headers = columns
+                    .as_object()
+                    .map(|o| o.keys().cloned().collect())
+                    .unwrap_or_default();
                 (headers, columns)
             });
             let empty = Object::new();
@@ -195,28 +220,66 @@ impl<'s> Engine<'s> {
             out.push(
                 Issue::new("SIDECAR_FIELD_OVERRIDE", Severity::Warning, o.deep.as_str())
                     .sub(o.key.as_str())
-                    .message(format!("{} overrides the value set in {}", o.deep, o.shallow)),
+                    .message(format!(
+                        "{} overrides the value set in {}",
+                        o.deep, o.shallow
+                    )),
             );
         }
+        ctx.load_own();
         out.extend(ctx.load_issues().iter().map(convert_dataset_issue));
-        let used = ctx.sidecar_merge().files.clone();
+        let mut used = ctx.sidecar_merge().files.clone();
+        collect_paths(&ctx.lookup("associations"), &mut used);
         (out, used)
     }
 
-    fn dataset_checks(&self, ds: &Dataset, used_sidecars: &HashSet<String>, out: &mut Vec<Issue>) {
-        // A sidecar that no data file inherits.
+    fn dataset_checks(
+        &self,
+        ds: &Dataset,
+        layout: &str,
+        used_sidecars: &HashSet<String>,
+        out: &mut Vec<Issue>,
+    ) {
+        if ds.find("/dataset_description.json").is_none() {
+            out.push(
+                Issue::new("MISSING_DATASET_DESCRIPTION", Severity::Error, "").message(
+                    "a dataset_description.json file is required at the dataset root".to_string(),
+                ),
+            );
+        }
+        // A sidecar that no data file inherits or refers to.
         for f in ds.files() {
             if !f.validated() || f.name.extension != ".json" || used_sidecars.contains(&f.path) {
                 continue;
             }
-            let Some(suffix) = f.name.suffix.as_deref() else { continue };
-            let is_sidecar_suffix = self
-                .schema
-                .file_rules
-                .iter()
-                .any(|r| r.suffixes.iter().any(|s| s == suffix) && r.extensions.len() > 1);
-            if is_sidecar_suffix && f.path.matches('/').count() >= 1 && !is_top_level_json(f) {
-                out.push(Issue::new("SIDECAR_WITHOUT_DATAFILE", Severity::Error, f.path.as_str()));
+            if matches!(
+                f.path.as_str(),
+                "/dataset_description.json" | "/genetic_info.json"
+            ) {
+                continue;
+            }
+            out.push(Issue::new(
+                "SIDECAR_WITHOUT_DATAFILE",
+                Severity::Error,
+                f.path.as_str(),
+            ));
+        }
+        // Directories the layout does not know (only those holding validated files:
+        // a directory whose whole content is ignored is ignored itself).
+        let mut live_dirs: HashSet<&str> = HashSet::new();
+        for f in ds.files().iter().filter(|f| f.validated()) {
+            let mut dir = f.dir().trim_end_matches('/');
+            while !dir.is_empty() && live_dirs.insert(dir) {
+                dir = &dir[..dir.rfind('/').unwrap_or(0)];
+            }
+        }
+        for dir in ds.directories() {
+            if live_dirs.contains(dir) && !filenames::directory_known(self.schema, layout, dir) {
+                out.push(Issue::new(
+                    "NOT_INCLUDED",
+                    Severity::Error,
+                    format!("{dir}/"),
+                ));
             }
         }
         // Names that differ only by case within one directory.
@@ -230,7 +293,11 @@ impl<'s> Engine<'s> {
         for group in by_dir.values().filter(|g| g.len() > 1) {
             for p in group {
                 let mut issue = Issue::new("CASE_COLLISION", Severity::Error, *p);
-                issue.affects = group.iter().filter(|q| *q != p).map(|q| q.to_string()).collect();
+                issue.affects = group
+                    .iter()
+                    .filter(|q| *q != p)
+                    .map(|q| q.to_string())
+                    .collect();
                 out.push(issue);
             }
         }
@@ -239,15 +306,27 @@ impl<'s> Engine<'s> {
     fn code_messages(&self, issues: &[Issue]) -> IndexMap<String, String> {
         let mut by_code: HashMap<&str, &str> = HashMap::new();
         for spec in self.schema.checks.iter().filter_map(|r| r.issue.as_ref()) {
-            by_code.entry(spec.code.as_str()).or_insert(spec.message.as_str());
+            by_code
+                .entry(spec.code.as_str())
+                .or_insert(spec.message.as_str());
         }
         for rule in &self.schema.errors {
-            by_code.entry(rule.code.as_str()).or_insert(rule.message.as_str());
+            by_code
+                .entry(rule.code.as_str())
+                .or_insert(rule.message.as_str());
         }
         let codes: BTreeSet<&str> = issues.iter().map(|i| i.code.as_str()).collect();
         codes
             .into_iter()
-            .map(|c| (c.to_string(), by_code.get(c).map(|m| m.trim().to_string()).unwrap_or_default()))
+            .map(|c| {
+                (
+                    c.to_string(),
+                    by_code
+                        .get(c)
+                        .map(|m| m.trim().to_string())
+                        .unwrap_or_default(),
+                )
+            })
             .collect()
     }
 
@@ -299,8 +378,23 @@ impl<'s> Engine<'s> {
     }
 }
 
-fn is_top_level_json(f: &FileEntry) -> bool {
-    f.path.matches('/').count() == 1 && f.name.pairs.is_empty()
+/// Gathers every `path`/`paths` string of an associations object.
+fn collect_paths(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o.iter() {
+                match (k.as_str(), x) {
+                    ("path", Value::String(s)) => out.push(s.to_string()),
+                    ("paths", Value::Array(a)) => {
+                        out.extend(a.iter().filter_map(|p| p.as_str().map(str::to_string)))
+                    }
+                    (_, Value::Object(_)) => collect_paths(x, out),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
@@ -308,7 +402,8 @@ fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
         nidos_dataset::Severity::Error => Severity::Error,
         nidos_dataset::Severity::Warning => Severity::Warning,
     };
-    let mut issue = Issue::new(d.code.clone(), severity, d.location.clone()).message(d.message.clone());
+    let mut issue =
+        Issue::new(d.code.clone(), severity, d.location.clone()).message(d.message.clone());
     if let Some(s) = &d.sub_code {
         issue.sub_code = s.clone();
     }

@@ -40,7 +40,9 @@ fn rule_matches(rule: &FileRule, file: &FileEntry, datatype: &str, suffix: &str)
     if let Some(stem) = &rule.stem {
         let name = file.file_name();
         let before_dot = name.split('.').next().unwrap_or(name);
-        if stem_matches(stem, before_dot) && (rule.datatypes.is_empty() || rule.datatypes.iter().any(|d| d == datatype)) {
+        if stem_matches(stem, before_dot)
+            && (rule.datatypes.is_empty() || rule.datatypes.iter().any(|d| d == datatype))
+        {
             return true;
         }
     }
@@ -62,7 +64,11 @@ pub(crate) fn identify<'s>(
         .filter(|r| rule_matches(r, file, datatype, suffix))
         .collect();
     if rules.is_empty() {
-        out.push(Issue::new("NOT_INCLUDED", Severity::Error, file.path.as_str()));
+        out.push(Issue::new(
+            "NOT_INCLUDED",
+            Severity::Error,
+            file.path.as_str(),
+        ));
     }
     if rules.len() > 1 {
         let by_datatype: Vec<&FileRule> = rules
@@ -81,11 +87,13 @@ pub(crate) fn identify<'s>(
             .filter(|r| r.extensions.is_empty() || r.extensions.contains(&file.name.extension))
             .filter(|r| {
                 r.entities.is_empty()
-                    || file.name.pairs.iter().all(|(k, _)| {
-                        r.entities
-                            .keys()
-                            .any(|long| schema.entity(long).map(|e| e.key.as_str()) == Some(k.as_str()))
-                    })
+                    || (file.name.stray.is_empty()
+                        && file.name.pairs.iter().all(|(k, v)| {
+                            !v.is_empty()
+                                && r.entities.keys().any(|long| {
+                                    schema.entity(long).map(|e| e.key.as_str()) == Some(k.as_str())
+                                })
+                        }))
             })
             .collect();
         if !fitting.is_empty() {
@@ -102,7 +110,12 @@ pub(crate) fn identify<'s>(
 
 const NO_LABEL: &str = "";
 
-pub(crate) fn validate(schema: &Schema, file: &FileEntry, id: &Identified<'_>, out: &mut Vec<Issue>) {
+pub(crate) fn validate(
+    schema: &Schema,
+    file: &FileEntry,
+    id: &Identified<'_>,
+    out: &mut Vec<Issue>,
+) {
     let path = file.path.as_str();
     if id.blank_entities {
         return;
@@ -114,7 +127,9 @@ pub(crate) fn validate(schema: &Schema, file: &FileEntry, id: &Identified<'_>, o
         out.push(Issue::new("ENTITY_WITH_NO_LABEL", Severity::Error, path));
     }
     for (key, label) in pairs {
-        let Some(entity) = schema.entity_by_key(key) else { continue };
+        let Some(entity) = schema.entity_by_key(key) else {
+            continue;
+        };
         if label.is_empty() {
             continue;
         }
@@ -123,7 +138,10 @@ pub(crate) fn validate(schema: &Schema, file: &FileEntry, id: &Identified<'_>, o
                 out.push(
                     Issue::new("INVALID_ENTITY_LABEL", Severity::Error, path)
                         .sub(key.as_str())
-                        .message(format!("entity {key}: label {label:?} is not a valid {}", entity.format)),
+                        .message(format!(
+                            "entity {key}: label {label:?} is not a valid {}",
+                            entity.format
+                        )),
                 );
             }
         }
@@ -142,14 +160,18 @@ pub(crate) fn validate(schema: &Schema, file: &FileEntry, id: &Identified<'_>, o
                 }
             }
             if all_fail {
-                out.push(Issue::new("ALL_FILENAME_RULES_HAVE_ISSUES", Severity::Error, path));
+                out.push(Issue::new(
+                    "ALL_FILENAME_RULES_HAVE_ISSUES",
+                    Severity::Error,
+                    path,
+                ));
             }
         }
     }
     // The name rebuilt in canonical entity order must equal the real one.
     let mut rebuilt: Vec<String> = Vec::new();
     for entity in &schema.entities {
-        if let Some(label) = file.name.get(&entity.key) {
+        if let Some(label) = file.name.get(&entity.key).filter(|l| !l.is_empty()) {
             rebuilt.push(format!("{}-{label}", entity.key));
         }
     }
@@ -160,7 +182,7 @@ pub(crate) fn validate(schema: &Schema, file: &FileEntry, id: &Identified<'_>, o
             file.name.suffix.as_deref().unwrap_or(""),
             file.name.extension
         );
-        if expected != file.file_name() && format!("{expected}/") != file.file_name() {
+        if expected.trim_end_matches('/') != file.file_name() {
             out.push(
                 Issue::new("FILENAME_MISMATCH", Severity::Error, path)
                     .message(format!("expected the name {expected}")),
@@ -172,7 +194,12 @@ pub(crate) fn validate(schema: &Schema, file: &FileEntry, id: &Identified<'_>, o
 fn rule_issues(schema: &Schema, file: &FileEntry, rule: &FileRule, out: &mut Vec<Issue>) {
     let path = file.path.as_str();
     if !rule.entities.is_empty() {
-        let key_of = |long: &str| schema.entity(long).map(|e| e.key.clone()).unwrap_or_else(|| long.to_string());
+        let key_of = |long: &str| {
+            schema
+                .entity(long)
+                .map(|e| e.key.clone())
+                .unwrap_or_else(|| long.to_string())
+        };
         if path.matches('/').count() > 1 {
             let missing: Vec<String> = rule
                 .entities
@@ -193,14 +220,17 @@ fn rule_issues(schema: &Schema, file: &FileEntry, rule: &FileRule, out: &mut Vec
             .name
             .pairs
             .iter()
+            .filter(|(k, v)| v.is_empty() || !allowed.iter().any(|a| a == k))
             .map(|(k, _)| k.as_str())
             .chain(file.name.stray.iter().map(String::as_str))
-            .filter(|k| !allowed.iter().any(|a| a == k))
             .collect();
         if !extra.is_empty() {
             out.push(
-                Issue::new("ENTITY_NOT_IN_RULE", Severity::Error, path)
-                    .message(format!("entities not allowed by {}: {}", rule.id, extra.join(", "))),
+                Issue::new("ENTITY_NOT_IN_RULE", Severity::Error, path).message(format!(
+                    "entities not allowed by {}: {}",
+                    rule.id,
+                    extra.join(", ")
+                )),
             );
         }
         for (long, req) in &rule.entities {
@@ -218,15 +248,20 @@ fn rule_issues(schema: &Schema, file: &FileEntry, rule: &FileRule, out: &mut Vec
     if let Some(dt) = file.datatype.as_deref() {
         if !rule.datatypes.is_empty() && !rule.datatypes.iter().any(|d| d == dt) {
             out.push(
-                Issue::new("DATATYPE_MISMATCH", Severity::Error, path)
-                    .message(format!("datatype {dt} is not one of {}", rule.datatypes.join(", "))),
+                Issue::new("DATATYPE_MISMATCH", Severity::Error, path).message(format!(
+                    "datatype {dt} is not one of {}",
+                    rule.datatypes.join(", ")
+                )),
             );
         }
     }
     if !rule.extensions.is_empty() && !rule.extensions.contains(&file.name.extension) {
         out.push(
-            Issue::new("EXTENSION_MISMATCH", Severity::Error, path)
-                .message(format!("extension {:?} is not one of {}", file.name.extension, rule.extensions.join(", "))),
+            Issue::new("EXTENSION_MISMATCH", Severity::Error, path).message(format!(
+                "extension {:?} is not one of {}",
+                file.name.extension,
+                rule.extensions.join(", ")
+            )),
         );
     }
     location_issues(file, out);
@@ -271,6 +306,36 @@ fn location_issues(file: &FileEntry, out: &mut Vec<Issue>) {
             );
         }
     }
+}
+
+/// Whether a directory (dataset-relative, no trailing `/`) is one the layout allows.
+pub(crate) fn directory_known(schema: &Schema, layout: &str, dir: &str) -> bool {
+    let name = dir.rsplit('/').next().unwrap_or(dir);
+    schema
+        .directories
+        .iter()
+        .filter(|d| d.layout == layout)
+        .any(|d| {
+            if d.name.as_deref() == Some(name) {
+                return true;
+            }
+            if let Some(entity) = &d.entity {
+                let key = schema
+                    .entity(entity)
+                    .map(|e| e.key.as_str())
+                    .unwrap_or(entity.as_str());
+                if name
+                    .strip_prefix(key)
+                    .is_some_and(|rest| rest.starts_with('-'))
+                {
+                    return true;
+                }
+            }
+            match d.value.as_deref() {
+                Some("datatype") => schema.datatypes.values().any(|t| t.value == name),
+                Some(_) | None => false,
+            }
+        })
 }
 
 #[cfg(test)]

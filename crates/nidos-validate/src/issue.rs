@@ -104,7 +104,13 @@ impl Issue {
 
     /// The deterministic report order: code, location, sub-code, line, then the rest.
     pub fn sort_key_cmp(&self, other: &Issue) -> Ordering {
-        (&self.code, &self.location, &self.sub_code, self.line, self.severity)
+        (
+            &self.code,
+            &self.location,
+            &self.sub_code,
+            self.line,
+            self.severity,
+        )
             .cmp(&(
                 &other.code,
                 &other.location,

@@ -53,7 +53,13 @@ fn describe(value: &Json) -> String {
     }
 }
 
-fn check_into(value: &Json, def: &Json, formats: &dyn FormatCheck, at: &str, out: &mut Vec<Violation>) {
+fn check_into(
+    value: &Json,
+    def: &Json,
+    formats: &dyn FormatCheck,
+    at: &str,
+    out: &mut Vec<Violation>,
+) {
     let Some(def) = def.as_object() else {
         return;
     };
@@ -74,14 +80,22 @@ fn check_into(value: &Json, def: &Json, formats: &dyn FormatCheck, at: &str, out
             _ => true,
         };
         if !ok {
-            push(format!("must be of type {}, found {}", ty_text(ty), describe(value)));
+            push(format!(
+                "must be of type {}, found {}",
+                ty_text(ty),
+                describe(value)
+            ));
             return;
         }
     }
     if let Some(Json::Array(options)) = def.get("enum") {
         if !options.iter().any(|o| json_eq(o, value)) {
             let list: Vec<String> = options.iter().map(describe).collect();
-            push(format!("must be one of [{}], found {}", list.join(", "), describe(value)));
+            push(format!(
+                "must be one of [{}], found {}",
+                list.join(", "),
+                describe(value)
+            ));
         }
     }
     if let Some(Json::Array(alternatives)) = def.get("anyOf") {
@@ -98,7 +112,10 @@ fn check_into(value: &Json, def: &Json, formats: &dyn FormatCheck, at: &str, out
         }
         if !matched {
             let reasons: Vec<String> = all.iter().map(|v| v.message.clone()).collect();
-            push(format!("must match one of the allowed forms ({})", reasons.join("; ")));
+            push(format!(
+                "must match one of the allowed forms ({})",
+                reasons.join("; ")
+            ));
         }
     }
     if let Some(n) = value.as_f64() {
@@ -110,13 +127,19 @@ fn check_into(value: &Json, def: &Json, formats: &dyn FormatCheck, at: &str, out
     if let Some(s) = value.as_str() {
         if let Some(Json::String(format)) = def.get("format") {
             if formats.check(format, s) == Some(false) {
-                push(format!("must match format \"{format}\", found {}", describe(value)));
+                push(format!(
+                    "must match format \"{format}\", found {}",
+                    describe(value)
+                ));
             }
         }
         if let Some(Json::String(pattern)) = def.get("pattern") {
             if let Ok(re) = regress::Regex::new(pattern) {
                 if re.find(s).is_none() {
-                    push(format!("must match pattern \"{pattern}\", found {}", describe(value)));
+                    push(format!(
+                        "must match pattern \"{pattern}\", found {}",
+                        describe(value)
+                    ));
                 }
             }
         }
@@ -124,12 +147,18 @@ fn check_into(value: &Json, def: &Json, formats: &dyn FormatCheck, at: &str, out
     if let Some(items) = value.as_array() {
         if let Some(min) = def.get("minItems").and_then(Json::as_u64) {
             if (items.len() as u64) < min {
-                push(format!("must have at least {min} items, found {}", items.len()));
+                push(format!(
+                    "must have at least {min} items, found {}",
+                    items.len()
+                ));
             }
         }
         if let Some(max) = def.get("maxItems").and_then(Json::as_u64) {
             if (items.len() as u64) > max {
-                push(format!("must have at most {max} items, found {}", items.len()));
+                push(format!(
+                    "must have at most {max} items, found {}",
+                    items.len()
+                ));
             }
         }
         if let Some(item_def) = def.get("items") {
@@ -197,7 +226,9 @@ pub fn json_eq(a: &Json, b: &Json) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
         }
         (Json::Object(x), Json::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
     }

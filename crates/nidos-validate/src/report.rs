@@ -38,7 +38,10 @@ pub struct Report {
 
 impl Report {
     pub fn count(&self, severity: Severity) -> usize {
-        self.issues.iter().filter(|i| i.severity == severity).count()
+        self.issues
+            .iter()
+            .filter(|i| i.severity == severity)
+            .count()
     }
 
     pub fn has_errors(&self) -> bool {
