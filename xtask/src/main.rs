@@ -4,6 +4,8 @@
 //!   example of `../shared/conformance` with the upstream schema and compares the issue sets
 //!   with the reference reports; applies every mutation; writes `docs/conformance.md`.
 
+mod bench;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,7 +17,10 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
-        _ => bail!("usage: cargo xtask conformance [--min-f1 X] [--min-mutations X] [--only NAME]"),
+        Some("bench") => bench::run(&args[1..]),
+        _ => bail!(
+            "usage: cargo xtask conformance [--std] [--min-f1 X] [--min-mutations X] [--only NAME]"
+        ),
     }
 }
 
@@ -80,16 +85,26 @@ fn build_binary() -> Result<PathBuf> {
     Ok(root().join("target/release/nidos"))
 }
 
-fn run_nidos(bin: &Path, dataset: &Path, ignore_headers: bool) -> Result<Value> {
+/// Which rule set a conformance run uses.
+#[derive(Clone, Copy, PartialEq)]
+enum Brand {
+    /// The upstream compiled schema on the examples as they are.
+    Upstream,
+    /// The bundled Std tree on examples converted with `to_std.py`.
+    Std,
+}
+
+fn run_nidos(bin: &Path, dataset: &Path, ignore_headers: bool, brand: Brand) -> Result<Value> {
     let conf = shared().join("conformance");
     let mut cmd = Command::new(bin);
-    cmd.arg("validate")
-        .arg(dataset)
-        .arg("--format")
-        .arg("json")
-        .arg("--schema")
-        .arg(conf.join("schemas").join(REFERENCE_SCHEMA))
-        .arg("--config")
+    cmd.arg("validate").arg(dataset).arg("--format").arg("json");
+    if brand == Brand::Upstream {
+        cmd.arg("--schema")
+            .arg(conf.join("schemas").join(REFERENCE_SCHEMA));
+    } else {
+        cmd.env("NIDOS_SCHEMA_DIR", root().join("schema"));
+    }
+    cmd.arg("--config")
         .arg(conf.join("examples/default-config.json"));
     if ignore_headers {
         cmd.arg("--ignore-nifti-headers");
@@ -164,7 +179,13 @@ fn conformance(args: &[String]) -> Result<()> {
         .transpose()?
         .unwrap_or(0.0);
     let only = flag(args, "--only");
+    let brand = if args.iter().any(|a| a == "--std") {
+        Brand::Std
+    } else {
+        Brand::Upstream
+    };
     let bin = build_binary()?;
+    let std_tmp = std::env::temp_dir().join(format!("nidos-std-{}", std::process::id()));
 
     let mut names: Vec<String> = std::fs::read_dir(conf.join("expected"))?
         .filter_map(|e| e.ok())
@@ -189,7 +210,23 @@ fn conformance(args: &[String]) -> Result<()> {
             conf.join("expected").join(format!("{name}.json")),
         )?)?;
         let want = expected_tuples(&expected);
-        let report = run_nidos(&bin, &conf.join("examples").join(name), name != "synthetic")?;
+        let source = conf.join("examples").join(name);
+        let dataset = match brand {
+            Brand::Upstream => source,
+            Brand::Std => {
+                let out = std_tmp.join(name);
+                let status = Command::new("python3")
+                    .arg(conf.join("to_std.py"))
+                    .arg(&source)
+                    .arg(&out)
+                    .status()?;
+                if !status.success() {
+                    bail!("to_std.py failed on {name}");
+                }
+                out
+            }
+        };
+        let report = run_nidos(&bin, &dataset, name != "synthetic", brand)?;
         let got = actual_tuples(&report);
         let mut score = Score::default();
         for t in want.union(&got) {
@@ -334,7 +371,12 @@ fn conformance(args: &[String]) -> Result<()> {
             ));
         }
         md.push('\n');
-        std::fs::write(root().join("docs/conformance.md"), md)?;
+        let file = if brand == Brand::Std {
+            "docs/conformance-std.md"
+        } else {
+            "docs/conformance.md"
+        };
+        std::fs::write(root().join(file), md)?;
     }
     if overall.f1() < min_f1 {
         bail!(
@@ -381,7 +423,7 @@ fn mutations(bin: &Path) -> Result<(Vec<String>, f64)> {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        let (ok, missing) = match run_nidos(bin, &out, ignore) {
+        let (ok, missing) = match run_nidos(bin, &out, ignore, Brand::Upstream) {
             Ok(report) => {
                 let got: BTreeSet<String> =
                     actual_tuples(&report).into_iter().map(|t| t.0).collect();
