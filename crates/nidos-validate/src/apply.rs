@@ -283,7 +283,9 @@ fn collapse(format: &str) -> &str {
 }
 
 /// Refines the schema's signature with a sidecar definition; `Err` when the sidecar
-/// contradicts the schema (TSV_COLUMN_TYPE_REDEFINED).
+/// contradicts the schema (TSV_COLUMN_TYPE_REDEFINED): the schema's own signature comes
+/// back so the values are still checked against it.
+#[allow(clippy::result_large_err)]
 fn refine(schema: RawSignature, side: RawSignature) -> Result<RawSignature, RawSignature> {
     let side_format = side.formats.first().map(String::as_str).unwrap_or("string");
     if !schema
@@ -364,7 +366,10 @@ impl Signature {
         }
         if self.minimum.is_some() || self.maximum.is_some() {
             let n = parse_float_prefix(value);
-            if self.minimum.is_some_and(|m| !(n >= m)) || self.maximum.is_some_and(|m| !(n <= m)) {
+            // NaN (no number) fails both bounds.
+            let below = |m: f64| n.partial_cmp(&m).is_none_or(|o| o.is_lt());
+            let above = |m: f64| n.partial_cmp(&m).is_none_or(|o| o.is_gt());
+            if self.minimum.is_some_and(below) || self.maximum.is_some_and(above) {
                 return false;
             }
         }
@@ -492,7 +497,7 @@ pub(crate) fn apply_tabular(
                 .sub(header.as_str())
                 .rule(rule.id.clone()),
             );
-        } else if !side_def.as_object().is_some() {
+        } else if side_def.as_object().is_none() {
             let (code, severity) = if policy == "allowed_if_defined" {
                 ("TSV_ADDITIONAL_COLUMNS_MUST_DEFINE", Severity::Error)
             } else {

@@ -380,20 +380,16 @@ impl<'s> Engine<'s> {
 
 /// Gathers every `path`/`paths` string of an associations object.
 fn collect_paths(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(o) => {
-            for (k, x) in o.iter() {
-                match (k.as_str(), x) {
-                    ("path", Value::String(s)) => out.push(s.to_string()),
-                    ("paths", Value::Array(a)) => {
-                        out.extend(a.iter().filter_map(|p| p.as_str().map(str::to_string)))
-                    }
-                    (_, Value::Object(_)) => collect_paths(x, out),
-                    _ => {}
-                }
+    let Value::Object(o) = v else { return };
+    for (k, x) in o.iter() {
+        match (k.as_str(), x) {
+            ("path", Value::String(s)) => out.push(s.to_string()),
+            ("paths", Value::Array(a)) => {
+                out.extend(a.iter().filter_map(|p| p.as_str().map(str::to_string)))
             }
+            (_, Value::Object(_)) => collect_paths(x, out),
+            _ => {}
         }
-        _ => {}
     }
 }
 

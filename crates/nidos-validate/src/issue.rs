@@ -82,6 +82,7 @@ impl Issue {
         }
     }
 
+    #[allow(clippy::should_implement_trait)]
     pub fn sub(mut self, sub_code: impl Into<String>) -> Issue {
         self.sub_code = sub_code.into();
         self
