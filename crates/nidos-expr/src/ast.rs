@@ -279,10 +279,10 @@ impl fmt::Display for Expr {
                         let text = operand.to_string();
                         let glued_number = op.symbol == "-"
                             && text.starts_with(|c: char| c.is_ascii_digit() || c == '.');
-                        if glued_number {
+                        if glued_number || operand.precedence() < op.precedence {
                             write!(f, "({text})")
                         } else {
-                            write_child(f, operand, op.precedence)
+                            f.write_str(&text)
                         }
                     }
                     (Some(op), [lhs, rhs]) if !op.prefix => {

@@ -1,6 +1,7 @@
 //! The built-in functions and the operators that need more than a line.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 
 use crate::context::Context;
 use crate::js;
@@ -329,10 +330,38 @@ pub fn unique(list: &Value) -> Value {
         _ => return Value::Null,
     };
     let mut out: Vec<Value> = Vec::with_capacity(items.len());
+    // Scalars are deduplicated through a hash set; arrays and objects by comparison.
+    let mut seen: HashSet<ScalarKey> = HashSet::new();
     for item in items {
-        if !out.iter().any(|seen| js::strict_eq(seen, &item)) {
+        let fresh = match ScalarKey::of(&item) {
+            Some(key) => seen.insert(key),
+            None => !out.iter().any(|s| js::strict_eq(s, &item)),
+        };
+        if fresh {
             out.push(item);
         }
     }
     Value::array(out)
+}
+
+/// A hashable identity for scalar values (`-0` and `0` are one number).
+#[derive(PartialEq, Eq, Hash)]
+enum ScalarKey {
+    Null,
+    Bool(bool),
+    Number(u64),
+    String(std::sync::Arc<str>),
+}
+
+impl ScalarKey {
+    fn of(v: &Value) -> Option<ScalarKey> {
+        Some(match v {
+            Value::Null => ScalarKey::Null,
+            Value::Bool(b) => ScalarKey::Bool(*b),
+            Value::Number(n) if *n == 0.0 => ScalarKey::Number(0),
+            Value::Number(n) => ScalarKey::Number(n.to_bits()),
+            Value::String(s) => ScalarKey::String(s.clone()),
+            Value::Array(_) | Value::Object(_) => return None,
+        })
+    }
 }

@@ -203,8 +203,41 @@ fn convert_error(src: &str, e: pest::error::Error<Rule>) -> ParseError {
     ParseError::at(src, offset, message)
 }
 
+/// How deeply expressions may nest (brackets, prefix operators, `**` chains) and how
+/// deep the resulting tree may be. Real rules stay far below; the limit keeps the
+/// recursive parser and interpreter clear of stack overflows on hostile input.
+pub const MAX_NESTING: usize = 128;
+const MAX_TREE_DEPTH: usize = 2 * MAX_NESTING;
+
 /// Parses one expression.
 pub fn parse(src: &str) -> Result<Expr> {
+    let nesting = check_nesting(src)?;
+    if nesting > SHALLOW {
+        // Recursive descent through the generated parser costs a lot of stack per
+        // level (tens of KiB in debug builds); deep inputs get a thread of their own.
+        let joined = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(DEEP_STACK)
+                .spawn_scoped(s, || parse_unchecked(src))
+                .map(|handle| handle.join())
+        });
+        return match joined {
+            Ok(Ok(result)) => result,
+            _ => Err(ParseError::at(
+                src,
+                0,
+                "expression nested too deeply".into(),
+            )),
+        };
+    }
+    parse_unchecked(src)
+}
+
+/// Nesting up to this depth parses on the caller's stack.
+const SHALLOW: usize = 12;
+const DEEP_STACK: usize = 64 << 20;
+
+fn parse_unchecked(src: &str) -> Result<Expr> {
     let mut pairs = Grammar::parse(Rule::expression, src).map_err(|e| convert_error(src, e))?;
     let top = pairs
         .next()
@@ -213,7 +246,85 @@ pub fn parse(src: &str) -> Result<Expr> {
         .into_inner()
         .next()
         .ok_or_else(|| ParseError::at(src, 0, "expected an expression".into()))?;
-    build(src, inner)
+    let expr = build(src, inner)?;
+    if tree_depth(&expr) > MAX_TREE_DEPTH {
+        return Err(ParseError::at(
+            src,
+            0,
+            format!("expression nested too deeply (more than {MAX_TREE_DEPTH} levels)"),
+        ));
+    }
+    Ok(expr)
+}
+
+/// Rejects bracket nesting, runs of prefix operators and `**` chains beyond
+/// [`MAX_NESTING`] before the recursive-descent parser sees them.
+/// Returns the deepest nesting seen.
+fn check_nesting(src: &str) -> Result<usize> {
+    let mut depth = 0usize;
+    let mut prefix_run = 0usize;
+    let mut pow_count = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut prev: Option<char> = None;
+    let mut deepest = 0usize;
+    for (i, c) in src.char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            '*' if prev == Some('*') => pow_count += 1,
+            _ => {}
+        }
+        if matches!(c, '!' | '-') {
+            prefix_run += 1;
+        } else if !c.is_whitespace() {
+            prefix_run = 0;
+        }
+        if depth > MAX_NESTING || prefix_run > MAX_NESTING || pow_count > MAX_NESTING {
+            return Err(ParseError::at(
+                src,
+                i,
+                format!("expression nested too deeply (limit {MAX_NESTING})"),
+            ));
+        }
+        deepest = deepest.max(depth + prefix_run + pow_count);
+        prev = Some(c);
+    }
+    Ok(deepest)
+}
+
+/// The depth of a tree, computed without recursion.
+fn tree_depth(e: &Expr) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(e, 1usize)];
+    while let Some((node, d)) = stack.pop() {
+        max = max.max(d);
+        match node {
+            Expr::Literal(_) | Expr::Name(_) => {}
+            Expr::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            Expr::Member(o, _) => stack.push((o, d + 1)),
+            Expr::Index(o, i) => {
+                stack.push((o, d + 1));
+                stack.push((i, d + 1));
+            }
+            Expr::Call(c) => stack.extend(c.args.iter().map(|a| (a, d + 1))),
+        }
+        if max > MAX_TREE_DEPTH {
+            break;
+        }
+    }
+    max
 }
 
 type Result<T> = std::result::Result<T, ParseError>;
@@ -226,6 +337,14 @@ fn bug(src: &str, pair: &Pair<Rule>) -> ParseError {
     )
 }
 
+fn too_deep(src: &str, pair: &Pair<Rule>) -> ParseError {
+    ParseError::at(
+        src,
+        pair.as_span().start(),
+        format!("expression nested too deeply (more than {MAX_TREE_DEPTH} operators in a chain)"),
+    )
+}
+
 fn build(src: &str, pair: Pair<Rule>) -> Result<Expr> {
     match pair.as_rule() {
         Rule::or_expr | Rule::and_expr | Rule::cmp_expr | Rule::add_expr | Rule::mul_expr => {
@@ -234,7 +353,12 @@ fn build(src: &str, pair: Pair<Rule>) -> Result<Expr> {
                 .next()
                 .ok_or_else(|| ParseError::at(src, 0, "empty".into()))?;
             let mut lhs = build(src, first)?;
+            let mut ops = 0usize;
             while let Some(op) = inner.next() {
+                ops += 1;
+                if ops > MAX_TREE_DEPTH {
+                    return Err(too_deep(src, &op));
+                }
                 let rhs_pair = inner.next().ok_or_else(|| bug(src, &op))?;
                 let rhs = build(src, rhs_pair)?;
                 let name = binary_name(op.as_str().trim());
@@ -278,7 +402,10 @@ fn build(src: &str, pair: Pair<Rule>) -> Result<Expr> {
                 .next()
                 .ok_or_else(|| ParseError::at(src, 0, "empty".into()))?;
             let mut e = build(src, first)?;
-            for p in inner {
+            for (n, p) in inner.enumerate() {
+                if n >= MAX_TREE_DEPTH {
+                    return Err(too_deep(src, &p));
+                }
                 match p.as_rule() {
                     Rule::member => {
                         let name = p.into_inner().next().map(|n| n.as_str()).unwrap_or("");

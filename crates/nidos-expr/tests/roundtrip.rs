@@ -78,3 +78,35 @@ proptest! {
         }
     }
 }
+
+/// Hostile nesting is an error, not a stack overflow (tests run on 2 MiB stacks).
+#[test]
+fn deep_nesting_is_bounded() {
+    let ok = format!("{}1{}", "(".repeat(128), ")".repeat(128));
+    assert_eq!(
+        eval(&parse(&ok).unwrap(), &ObjectContext::default()),
+        Value::Number(1.0)
+    );
+    for deep in [
+        format!("{}x{}", "[".repeat(128), "]".repeat(128)),
+        format!("{}x", "!".repeat(128)),
+        format!("{}x{}", "-(".repeat(64), ")".repeat(64)),
+        "x + ".repeat(250) + "x",
+        "2 ** ".repeat(128) + "1",
+    ] {
+        let e = parse(&deep).unwrap();
+        let _ = eval(&e, &ObjectContext::default());
+        assert_eq!(parse(&e.to_string()).unwrap(), e);
+    }
+    for bad in [
+        format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000)),
+        format!("{}x", "!".repeat(100_000)),
+        format!("{}x", "- ".repeat(100_000)),
+        "2 ** ".repeat(10_000) + "2",
+        "1 + ".repeat(100_000) + "1",
+        "a.b".to_string() + &".c".repeat(100_000),
+    ] {
+        let err = parse(&bad).unwrap_err();
+        assert!(err.message.contains("nested"), "{}", err.message);
+    }
+}
