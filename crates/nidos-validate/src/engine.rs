@@ -37,6 +37,11 @@ pub struct Engine<'s> {
     formats: HashMap<String, regress::Regex>,
     /// Rules whose selectors name derivative datasets explicitly.
     derivative_rules: HashSet<String>,
+    /// Candidate rules by the constants their selectors compare names with.
+    check_index: RuleIndex,
+    sidecar_index: RuleIndex,
+    json_index: RuleIndex,
+    tabular_index: RuleIndex,
 }
 
 impl FormatCheck for Engine<'_> {
@@ -69,10 +74,39 @@ impl<'s> Engine<'s> {
             })
             .map(|r| r.id.clone())
             .collect();
+        let selectors_of = |r: &[&Vec<nidos_schema::Expression>]| RuleIndex::new(r);
         Engine {
             schema,
             formats,
             derivative_rules,
+            check_index: selectors_of(
+                &schema
+                    .checks
+                    .iter()
+                    .map(|r| &r.selectors)
+                    .collect::<Vec<_>>(),
+            ),
+            sidecar_index: selectors_of(
+                &schema
+                    .sidecar_rules
+                    .iter()
+                    .map(|r| &r.selectors)
+                    .collect::<Vec<_>>(),
+            ),
+            json_index: selectors_of(
+                &schema
+                    .json_rules
+                    .iter()
+                    .map(|r| &r.selectors)
+                    .collect::<Vec<_>>(),
+            ),
+            tabular_index: selectors_of(
+                &schema
+                    .tabular_rules
+                    .iter()
+                    .map(|r| &r.selectors)
+                    .collect::<Vec<_>>(),
+            ),
         }
     }
 
@@ -91,7 +125,9 @@ impl<'s> Engine<'s> {
             max_rows: opts.max_rows,
             ..OpenOptions::default()
         };
+        let timer = Timer::start();
         let ds = Dataset::open(root, self.schema, &open)?;
+        timer.lap("open dataset (walk, names, sidecars)");
         Ok(self.validate_dataset(&ds, opts))
     }
 
@@ -102,6 +138,7 @@ impl<'s> Engine<'s> {
             Some(t) => t == "derivative",
             None => !description.get("GeneratedBy").is_null(),
         };
+        let timer = Timer::start();
         let seen = Seen::default();
         let files = ds.files();
         let results: Vec<(Vec<Issue>, Vec<String>)> = (0..files.len())
@@ -115,7 +152,9 @@ impl<'s> Engine<'s> {
                 self.validate_file(ds, i, f, derivative, &seen)
             })
             .collect();
-        let mut issues: Vec<Issue> = Vec::new();
+        timer.lap("per-file rules");
+        let total: usize = results.iter().map(|(found, _)| found.len()).sum();
+        let mut issues: Vec<Issue> = Vec::with_capacity(total);
         let mut used_sidecars: HashSet<String> = HashSet::new();
         for (mut found, used) in results {
             issues.append(&mut found);
@@ -128,9 +167,14 @@ impl<'s> Engine<'s> {
             .unwrap_or(if derivative { "derivative" } else { "raw" })
             .to_string();
         self.dataset_checks(ds, &layout, &used_sidecars, &mut issues);
+        timer.lap("dataset checks");
 
         opts.config.apply(&mut issues);
+        // A parallel stable sort first: `normalize` then finds one sorted run (same
+        // order as its own stable sort, in linear time).
+        issues.par_sort_by(Issue::sort_key_cmp);
         normalize(&mut issues);
+        timer.lap(&format!("sort {} issues", issues.len()));
         let mut report = Report {
             code_messages: self.code_messages(&issues),
             issues,
@@ -163,12 +207,12 @@ impl<'s> Engine<'s> {
         let identified = filenames::identify(schema, file, derivative, &mut out);
         filenames::validate(schema, file, &identified, &mut out);
 
-        let view = Cleaned {
-            inner: &ctx,
-            entities: identified.blank_entities,
-            extension: identified.blank_extension,
-            suffix: identified.blank_suffix,
-        };
+        let view = Cleaned::new(
+            &ctx,
+            identified.blank_entities,
+            identified.blank_extension,
+            identified.blank_suffix,
+        );
         let extension = if identified.blank_extension {
             ""
         } else {
@@ -181,23 +225,33 @@ impl<'s> Engine<'s> {
             sidecar_origin: &origin,
             derivative_dataset: derivative,
         };
-        for rule in &schema.checks {
+        let keys = view.index_keys();
+        let mut candidates = Vec::new();
+        self.check_index.candidates(&keys, &mut candidates);
+        for &i in &candidates {
+            let rule = &schema.checks[i];
             if apply::selected(&rule.selectors, &view) {
                 apply::apply_check(rule, &view, &facts, &mut out);
             }
         }
-        for rule in &schema.sidecar_rules {
+        self.sidecar_index.candidates(&keys, &mut candidates);
+        for &i in &candidates {
+            let rule = &schema.sidecar_rules[i];
             if apply::selected(&rule.selectors, &view) {
                 apply::apply_fields(self, rule, true, &view, &facts, seen, &mut out);
             }
         }
-        for rule in &schema.json_rules {
+        self.json_index.candidates(&keys, &mut candidates);
+        for &i in &candidates {
+            let rule = &schema.json_rules[i];
             if apply::selected(&rule.selectors, &view) {
                 apply::apply_fields(self, rule, false, &view, &facts, seen, &mut out);
             }
         }
         let mut table_cache: Option<(Vec<String>, Value)> = None;
-        for rule in &schema.tabular_rules {
+        self.tabular_index.candidates(&keys, &mut candidates);
+        for &i in &candidates {
+            let rule = &schema.tabular_rules[i];
             if !apply::selected(&rule.selectors, &view) {
                 continue;
             }
@@ -378,6 +432,32 @@ impl<'s> Engine<'s> {
     }
 }
 
+/// Phase durations on stderr when `NIDOS_TIMING` is set (profiling aid).
+struct Timer {
+    on: bool,
+    last: std::cell::Cell<std::time::Instant>,
+}
+
+impl Timer {
+    fn start() -> Timer {
+        Timer {
+            on: std::env::var_os("NIDOS_TIMING").is_some(),
+            last: std::cell::Cell::new(std::time::Instant::now()),
+        }
+    }
+
+    fn lap(&self, phase: &str) {
+        if self.on {
+            let now = std::time::Instant::now();
+            eprintln!(
+                "nidos timing: {:>8.1} ms  {phase}",
+                (now - self.last.get()).as_secs_f64() * 1e3
+            );
+            self.last.set(now);
+        }
+    }
+}
+
 /// Gathers every `path`/`paths` string of an associations object.
 fn collect_paths(v: &Value, out: &mut Vec<String>) {
     let Value::Object(o) = v else { return };
@@ -408,20 +488,61 @@ fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
 }
 
 /// The context as the rules after file identification see it: entities, extension or
-/// suffix blank when the file's rule says nothing of them.
+/// suffix blank when the file's rule says nothing of them. The cheap scalar names are
+/// computed once per file (every selector reads them).
 struct Cleaned<'a, 'd> {
     inner: &'a FileContext<'d>,
     entities: bool,
-    extension: bool,
-    suffix: bool,
+    /// `path`, `suffix`, `extension`, `datatype`, `modality`, in [`KEY_NAMES`] order
+    /// for the first four.
+    path: Value,
+    suffix: Value,
+    extension: Value,
+    datatype: Value,
+    modality: Value,
+}
+
+impl<'a, 'd> Cleaned<'a, 'd> {
+    fn new(
+        inner: &'a FileContext<'d>,
+        entities: bool,
+        blank_extension: bool,
+        blank_suffix: bool,
+    ) -> Cleaned<'a, 'd> {
+        Cleaned {
+            inner,
+            entities,
+            path: inner.lookup("path"),
+            suffix: if blank_suffix {
+                Value::str("")
+            } else {
+                inner.lookup("suffix")
+            },
+            extension: if blank_extension {
+                Value::str("")
+            } else {
+                inner.lookup("extension")
+            },
+            datatype: inner.lookup("datatype"),
+            modality: inner.lookup("modality"),
+        }
+    }
+
+    /// The values of [`KEY_NAMES`] as the selectors see them.
+    fn index_keys(&self) -> [&Value; 4] {
+        [&self.path, &self.suffix, &self.extension, &self.datatype]
+    }
 }
 
 impl Context for Cleaned<'_, '_> {
     fn lookup(&self, name: &str) -> Value {
         match name {
             "entities" if self.entities => Value::object(Object::new()),
-            "extension" if self.extension => Value::str(""),
-            "suffix" if self.suffix => Value::str(""),
+            "path" => self.path.clone(),
+            "suffix" => self.suffix.clone(),
+            "extension" => self.extension.clone(),
+            "datatype" => self.datatype.clone(),
+            "modality" => self.modality.clone(),
             _ => self.inner.lookup(name),
         }
     }
@@ -432,5 +553,109 @@ impl Context for Cleaned<'_, '_> {
 
     fn names(&self) -> Vec<String> {
         self.inner.names()
+    }
+}
+
+/// Names whose constant comparisons in selectors index the rules.
+const KEY_NAMES: [&str; 4] = ["path", "suffix", "extension", "datatype"];
+
+/// The rules of one family indexed by a necessary condition of their selectors, so a
+/// file evaluates only the selectors of rules that can apply to it.
+///
+/// A rule's *key* is its first selector of the form `NAME == "lit"` (either side),
+/// or `intersects([NAME], ["lit", …])`, with NAME in [`KEY_NAMES`]: when the file's
+/// value of NAME is a string, such a selector is truthy exactly when the string is
+/// one of the literals. Candidates are then checked with every selector as before,
+/// so the index only skips rules that could not be selected.
+#[derive(Default)]
+struct RuleIndex {
+    /// Per key name: literal → rules (ascending).
+    by_value: [HashMap<String, Vec<usize>>; 4],
+    /// Per key name: every rule keyed on it (for files whose value is not a string).
+    keyed: [Vec<usize>; 4],
+    /// Rules without a key: always candidates.
+    always: Vec<usize>,
+}
+
+impl RuleIndex {
+    fn new(rules: &[&Vec<nidos_schema::Expression>]) -> RuleIndex {
+        let mut index = RuleIndex::default();
+        for (i, selectors) in rules.iter().enumerate() {
+            let key = selectors
+                .iter()
+                .find_map(|s| s.parsed.as_deref().and_then(selector_key));
+            match key {
+                Some((k, literals)) => {
+                    index.keyed[k].push(i);
+                    let mut literals = literals;
+                    literals.sort();
+                    literals.dedup();
+                    for lit in literals {
+                        index.by_value[k].entry(lit).or_default().push(i);
+                    }
+                }
+                None => index.always.push(i),
+            }
+        }
+        index
+    }
+
+    /// The candidate rules (ascending, as the schema lists them) for a file whose
+    /// key values are `keys`.
+    fn candidates(&self, keys: &[&Value; 4], out: &mut Vec<usize>) {
+        out.clear();
+        out.extend_from_slice(&self.always);
+        for (k, value) in keys.iter().enumerate() {
+            match value {
+                Value::String(s) => {
+                    if let Some(rules) = self.by_value[k].get(s.as_ref()) {
+                        out.extend_from_slice(rules);
+                    }
+                }
+                _ => out.extend_from_slice(&self.keyed[k]),
+            }
+        }
+        out.sort_unstable();
+    }
+}
+
+/// The key of one selector: the index of its name in [`KEY_NAMES`] and the string
+/// literals it accepts.
+fn selector_key(expr: &nidos_expr::Expr) -> Option<(usize, Vec<String>)> {
+    use nidos_expr::Expr;
+    let Expr::Call(call) = expr else {
+        return None;
+    };
+    let key_of = |e: &Expr| match e {
+        Expr::Name(n) => KEY_NAMES.iter().position(|k| *k == n.as_ref()),
+        _ => None,
+    };
+    match (call.name.as_ref(), call.args.as_slice()) {
+        ("_==_", [a, b]) if call.is_known() => {
+            let (k, lit) = match (key_of(a), key_of(b)) {
+                (Some(k), None) => (k, b),
+                (None, Some(k)) => (k, a),
+                _ => return None,
+            };
+            match lit {
+                Expr::Literal(Value::String(s)) => Some((k, vec![s.to_string()])),
+                _ => None,
+            }
+        }
+        ("intersects", [Expr::Array(items), Expr::Literal(Value::Array(lits))])
+            if call.is_known() =>
+        {
+            let [item] = items.as_slice() else {
+                return None;
+            };
+            let k = key_of(item)?;
+            // Non-string literals can never equal a string value: leave them out.
+            let strings = lits
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            Some((k, strings))
+        }
+        _ => None,
     }
 }
