@@ -245,6 +245,32 @@ fn snapshot_case(case: &str) {
 
     let report: Json = serde_json::from_str(&stdout(&json)).unwrap();
     assert_matches_report_schema(&report);
+    // Issues come sorted (code, location, subCode, line), and codeMessages holds exactly
+    // the codes that occur.
+    let issues = report["issues"]["issues"].as_array().unwrap();
+    let keys: Vec<(String, String, String, u64)> = issues
+        .iter()
+        .map(|i| {
+            (
+                i["code"].as_str().unwrap().to_string(),
+                i["location"].as_str().unwrap().to_string(),
+                i["subCode"].as_str().unwrap().to_string(),
+                i["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "issues are not in report order");
+    let codes: std::collections::BTreeSet<&str> =
+        issues.iter().map(|i| i["code"].as_str().unwrap()).collect();
+    let messages: std::collections::BTreeSet<&str> = report["issues"]["codeMessages"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(codes, messages, "codeMessages keys");
     let has_errors = report["issues"]["issues"]
         .as_array()
         .unwrap()
