@@ -20,6 +20,21 @@ pub struct Args {
     /// Run a YAML list of `{expression, result[, context][, exists]}` cases instead.
     #[arg(long, value_name = "CASES.yaml", conflicts_with_all = ["expression", "context"])]
     pub test: Option<PathBuf>,
+
+    /// Evaluate against a file of this dataset (with `--file`).
+    #[arg(long, value_name = "DIR", requires = "file", conflicts_with = "context")]
+    pub dataset: Option<PathBuf>,
+
+    /// The file (dataset-relative path) whose context the expression reads.
+    #[arg(long, value_name = "PATH", requires = "dataset")]
+    pub file: Option<String>,
+
+    /// Do not read NIfTI headers for the file context.
+    #[arg(long = "ignore-nifti-headers", visible_alias = "ignoreNiftiHeaders")]
+    pub ignore_nifti_headers: bool,
+
+    #[command(flatten)]
+    pub schema: crate::schema_arg::SchemaArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -47,10 +62,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// The one place the evaluation context is chosen. (`--dataset DIR --file PATH` will
 /// add a branch here returning the file's lazily built context.)
 pub fn context_for(args: &Args) -> anyhow::Result<Box<dyn Context>> {
+    if let (Some(dir), Some(file)) = (&args.dataset, &args.file) {
+        return Ok(Box::new(open_dataset_file(
+            &args.schema,
+            dir,
+            file,
+            args.ignore_nifti_headers,
+        )?));
+    }
     match &args.context {
         Some(path) => Ok(Box::new(load_json_context(path)?)),
         None => Ok(Box::new(ObjectContext::default())),
     }
+}
+
+/// The context of one file of a dataset, with the schema chosen for that dataset.
+pub fn open_dataset_file(
+    schema: &crate::schema_arg::SchemaArgs,
+    dir: &Path,
+    file: &str,
+    ignore_nifti_headers: bool,
+) -> anyhow::Result<nidos_dataset::OpenedFile> {
+    let loaded = crate::schema_arg::load_for_dataset(schema, dir)?;
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    let opts = nidos_dataset::OpenOptions {
+        ignore_nifti_headers,
+        ..Default::default()
+    };
+    nidos_dataset::open_file_context(dir, file, &loaded.schema, &opts)
+        .with_context(|| format!("cannot open {file} in {}", dir.display()))
 }
 
 /// Reads a JSON object to use as the root scope.

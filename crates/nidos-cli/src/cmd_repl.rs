@@ -17,8 +17,15 @@ use rustyline::{Config, Editor, Helper};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// A dataset to explore (file contexts arrive with the dataset crate).
+    /// A dataset to explore: `:file PATH` switches to the context of one of its files.
     pub dir: Option<PathBuf>,
+
+    /// Do not read NIfTI headers for file contexts.
+    #[arg(long = "ignore-nifti-headers", visible_alias = "ignoreNiftiHeaders")]
+    pub ignore_nifti_headers: bool,
+
+    #[command(flatten)]
+    pub schema: crate::schema_arg::SchemaArgs,
 
     /// A JSON object bound as the root scope.
     #[arg(long, value_name = "FILE.json")]
@@ -39,7 +46,7 @@ Tab completes function names, context fields and `name.` members.";
 /// How a file's context is obtained for `:file PATH`. The dataset crate plugs in
 /// here: given the dataset root and a dataset-relative path, return that file's
 /// context.
-pub type FileContextLoader = fn(dataset: &Path, file: &str) -> Result<Box<dyn Context>, String>;
+pub type FileContextLoader = std::rc::Rc<dyn Fn(&Path, &str) -> Result<Box<dyn Context>, String>>;
 
 /// What the REPL prints for one input.
 #[derive(Debug, PartialEq)]
@@ -112,7 +119,7 @@ impl Session {
     }
 
     fn switch_file(&mut self, path: &str) -> Reply {
-        let (Some(dataset), Some(loader)) = (&self.dataset, self.file_loader) else {
+        let (Some(dataset), Some(loader)) = (&self.dataset, self.file_loader.clone()) else {
             return Reply::Error("no dataset loaded".into());
         };
         match loader(dataset, path) {
@@ -274,9 +281,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut session = Session::new(ctx);
     if let Some(dir) = &args.dir {
-        // No file loader yet: `:file` answers "no dataset loaded" until the dataset
-        // crate provides one (pass it as the second argument here).
-        session = session.with_dataset(dir.clone(), None);
+        let schema = args.schema.clone();
+        let ignore_headers = args.ignore_nifti_headers;
+        let loader: FileContextLoader = std::rc::Rc::new(move |dir: &Path, file: &str| {
+            crate::cmd_eval::open_dataset_file(&schema, dir, file, ignore_headers)
+                .map(|opened| Box::new(opened) as Box<dyn Context>)
+                .map_err(|e| format!("{e:#}"))
+        });
+        session = session.with_dataset(dir.clone(), Some(loader));
     }
     let config = Config::builder().auto_add_history(false).build();
     let mut rl: Editor<ReplHelper, DefaultHistory> = Editor::with_config(config)?;
@@ -373,7 +385,7 @@ mod tests {
             let json = serde_json::json!({ "path": file });
             Ok(Box::new(ObjectContext::from_json(&json)))
         }
-        let mut s = session().with_dataset(PathBuf::from("/ds"), Some(loader));
+        let mut s = session().with_dataset(PathBuf::from("/ds"), Some(std::rc::Rc::new(loader)));
         assert!(matches!(s.process(":file a.json"), Reply::Output(_)));
         assert_eq!(s.process("path"), Reply::Output("\"a.json\"".into()));
     }
