@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use nidos_expr::{eval, Context, Value};
-use nidos_schema::{CheckRule, ColumnReq, Expression, FieldRule, Schema, TabularRule};
+use nidos_schema::{CheckRule, ColumnReq, Expression, FieldRule, TabularRule};
 
 use crate::engine::Engine;
 use crate::issue::{Issue, Severity};
@@ -192,7 +192,7 @@ fn addendum_severity(addendum: &str, sidecar: &Value) -> Option<Severity> {
 /// A value constraint of one column.
 struct Signature {
     /// Anchored pattern the value must match (None: any).
-    regex: Option<regress::Regex>,
+    regex: Option<std::sync::Arc<regress::Regex>>,
     levels: Option<Vec<String>>,
     minimum: Option<f64>,
     maximum: Option<f64>,
@@ -326,7 +326,8 @@ fn refine(schema: RawSignature, side: RawSignature) -> Result<RawSignature, RawS
 }
 
 impl Signature {
-    fn compile(raw: &RawSignature, schema: &Schema) -> Option<Signature> {
+    fn compile(raw: &RawSignature, engine: &Engine<'_>) -> Option<Signature> {
+        let schema = engine.schema;
         if raw.trivial() {
             return None;
         }
@@ -341,7 +342,7 @@ impl Signature {
                 parts.join("|")
             }
         };
-        let regex = regress::Regex::new(&format!("^(?:{body})$")).ok();
+        let regex = engine.anchored(&body);
         Some(Signature {
             regex,
             levels: raw.levels.clone(),
@@ -478,7 +479,7 @@ pub(crate) fn apply_tabular(
                 base
             }
         };
-        check_values(schema, name, &raw, values, facts.path, &rule.id, out);
+        check_values(engine, name, &raw, values, facts.path, &rule.id, out);
     }
 
     for header in &table.headers {
@@ -514,7 +515,7 @@ pub(crate) fn apply_tabular(
             .and_then(|v| v.as_array())
         {
             let raw = RawSignature::from_column_definition(&side_def);
-            check_values(schema, header, &raw, values, facts.path, &rule.id, out);
+            check_values(engine, header, &raw, values, facts.path, &rule.id, out);
         }
     }
 
@@ -589,7 +590,7 @@ pub(crate) fn apply_tabular(
 }
 
 fn check_values(
-    schema: &Schema,
+    engine: &Engine<'_>,
     name: &str,
     raw: &RawSignature,
     values: &[Value],
@@ -597,7 +598,7 @@ fn check_values(
     rule_id: &str,
     out: &mut Vec<Issue>,
 ) {
-    let Some(sig) = Signature::compile(raw, schema) else {
+    let Some(sig) = Signature::compile(raw, engine) else {
         return;
     };
     let mut pseudo_age_reported = false;

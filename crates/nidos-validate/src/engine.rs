@@ -42,6 +42,8 @@ pub struct Engine<'s> {
     sidecar_index: RuleIndex,
     json_index: RuleIndex,
     tabular_index: RuleIndex,
+    /// Anchored column-value patterns, compiled once per distinct body.
+    anchored: std::sync::RwLock<HashMap<String, Option<std::sync::Arc<regress::Regex>>>>,
 }
 
 impl FormatCheck for Engine<'_> {
@@ -100,6 +102,7 @@ impl<'s> Engine<'s> {
                     .map(|r| &r.selectors)
                     .collect::<Vec<_>>(),
             ),
+            anchored: Default::default(),
             tabular_index: selectors_of(
                 &schema
                     .tabular_rules
@@ -108,6 +111,22 @@ impl<'s> Engine<'s> {
                     .collect::<Vec<_>>(),
             ),
         }
+    }
+
+    /// `^(?:body)$` compiled (once per distinct body); `None` when it does not compile.
+    pub(crate) fn anchored(&self, body: &str) -> Option<std::sync::Arc<regress::Regex>> {
+        if let Ok(cache) = self.anchored.read() {
+            if let Some(re) = cache.get(body) {
+                return re.clone();
+            }
+        }
+        let re = regress::Regex::new(&format!("^(?:{body})$"))
+            .ok()
+            .map(std::sync::Arc::new);
+        if let Ok(mut cache) = self.anchored.write() {
+            cache.insert(body.to_string(), re.clone());
+        }
+        re
     }
 
     pub(crate) fn selects_derivatives(&self, rule_id: &str) -> bool {
@@ -174,7 +193,25 @@ impl<'s> Engine<'s> {
         // order as its own stable sort, in linear time).
         issues.par_sort_by(Issue::sort_key_cmp);
         normalize(&mut issues);
-        timer.lap(&format!("sort {} issues", issues.len()));
+        if timer.on {
+            let heap: usize = issues
+                .iter()
+                .map(|i| {
+                    i.code.capacity()
+                        + i.sub_code.capacity()
+                        + i.location.capacity()
+                        + i.issue_message.as_ref().map_or(0, String::capacity)
+                        + i.rule.as_ref().map_or(0, String::capacity)
+                        + i.affects.iter().map(String::capacity).sum::<usize>()
+                })
+                .sum();
+            timer.lap(&format!(
+                "sort {} issues ({} MB structs, {} MB strings)",
+                issues.len(),
+                (issues.capacity() * std::mem::size_of::<Issue>()) >> 20,
+                heap >> 20
+            ));
+        }
         let mut report = Report {
             code_messages: self.code_messages(&issues),
             issues,
@@ -449,8 +486,16 @@ impl Timer {
     fn lap(&self, phase: &str) {
         if self.on {
             let now = std::time::Instant::now();
+            let rss = std::fs::read_to_string("/proc/self/status")
+                .ok()
+                .and_then(|t| {
+                    t.lines()
+                        .find(|l| l.starts_with("VmRSS:"))
+                        .map(|l| l.trim_start_matches("VmRSS:").trim().to_string())
+                })
+                .unwrap_or_default();
             eprintln!(
-                "nidos timing: {:>8.1} ms  {phase}",
+                "nidos timing: {:>8.1} ms  {phase} (RSS {rss})",
                 (now - self.last.get()).as_secs_f64() * 1e3
             );
             self.last.set(now);
