@@ -6,7 +6,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd_context;
+mod cmd_entities;
 mod cmd_eval;
+mod cmd_init;
+mod cmd_ls;
+mod cmd_path;
 mod cmd_repl;
 mod cmd_schema;
 mod cmd_validate;
@@ -36,6 +40,14 @@ enum Command {
     /// Inspect, check, compare and export schemas.
     #[command(subcommand)]
     Schema(cmd_schema::Command),
+    /// List the files of a dataset the schema accepts, with entities and metadata.
+    Ls(cmd_ls::Args),
+    /// The values each entity takes in a dataset.
+    Entities(cmd_entities::Args),
+    /// The canonical relative path of a file from its entities, suffix and extension.
+    Path(cmd_path::Args),
+    /// Create a minimal valid dataset.
+    Init(cmd_init::Args),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +58,10 @@ fn main() -> ExitCode {
         Command::Repl(a) => cmd_repl::run(a),
         Command::Context(a) => cmd_context::run(a),
         Command::Schema(c) => cmd_schema::run(c),
+        Command::Ls(a) => cmd_ls::run(a),
+        Command::Entities(a) => cmd_entities::run(a),
+        Command::Path(a) => cmd_path::run(a),
+        Command::Init(a) => cmd_init::run(a),
     };
     match result {
         Ok(code) => code,

@@ -25,6 +25,8 @@ pub mod fs;
 pub mod inherit;
 pub mod load;
 pub mod loaders;
+pub mod query;
+pub mod write;
 mod walk;
 
 pub use context::{

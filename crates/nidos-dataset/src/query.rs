@@ -1,0 +1,750 @@
+//! Querying datasets by entities, and building canonical file paths from entities.
+//!
+//! Which files a query sees is decided by the schema's file rules, the same way the
+//! validator identifies files: a file is *accepted* when it is validated (not ignored,
+//! not under an opaque directory) and some file rule claims it (its exact path, its
+//! stem pattern, or its suffix). Files of nested derivative datasets
+//! (`derivatives/<name>/`) are queried as datasets of their own, with the derivative
+//! rules, when [`Query::derivatives`] is set.
+//!
+//! ```ignore
+//! use nidos_dataset::query::{query_dataset, Query};
+//! let schema = nidos_schema::Schema::bundled()?;
+//! let mut q = Query::default();
+//! q.entity("sub", &["01", "02"]).suffix(&["bold"]).extension(&[".nii*"]);
+//! q.with_metadata = true;
+//! let result = query_dataset("ds".as_ref(), &schema, &Default::default(), &q)?;
+//! for m in &result.matches {
+//!     println!("{} {:?}", m.path, m.metadata.as_ref().and_then(|s| s.get("RepetitionTime")));
+//! }
+//! ```
+
+use std::cmp::Ordering;
+use std::path::Path;
+
+use globset::{Glob, GlobMatcher};
+use indexmap::IndexMap;
+use nidos_schema::{FileRule, Level, Schema};
+
+use crate::dataset::{Dataset, DatasetError, FileEntry, OpenOptions};
+
+/// What to look for. Every list holds alternatives (a file matches one of them); each
+/// value is a glob (`0*`, `{rest,nback}`, `.nii*`). An empty list does not filter.
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    /// Entity (long name `subject` or short key `sub`) → accepted values.
+    pub entities: IndexMap<String, Vec<String>>,
+    pub datatypes: Vec<String>,
+    pub suffixes: Vec<String>,
+    /// With or without the leading period (`nii.gz` means `.nii.gz`).
+    pub extensions: Vec<String>,
+    /// Also query `derivatives/<name>/` datasets (their paths keep the prefix).
+    pub derivatives: bool,
+    /// Attach the merged (inherited) sidecar of each match.
+    pub with_metadata: bool,
+}
+
+impl Query {
+    /// Adds accepted values of an entity (long or short name).
+    pub fn entity(&mut self, name: &str, values: &[&str]) -> &mut Self {
+        self.entities
+            .entry(name.to_string())
+            .or_default()
+            .extend(values.iter().map(|v| v.to_string()));
+        self
+    }
+    pub fn datatype(&mut self, values: &[&str]) -> &mut Self {
+        self.datatypes.extend(values.iter().map(|v| v.to_string()));
+        self
+    }
+    pub fn suffix(&mut self, values: &[&str]) -> &mut Self {
+        self.suffixes.extend(values.iter().map(|v| v.to_string()));
+        self
+    }
+    pub fn extension(&mut self, values: &[&str]) -> &mut Self {
+        self.extensions.extend(values.iter().map(|v| v.to_string()));
+        self
+    }
+
+    /// Resolves entity names against the schema and compiles the globs.
+    pub fn compile(&self, schema: &Schema) -> Result<CompiledQuery, QueryError> {
+        let mut entities = Vec::new();
+        for (name, values) in &self.entities {
+            let entity = schema
+                .entity(name)
+                .or_else(|| schema.entity_by_key(name))
+                .ok_or_else(|| QueryError::UnknownEntity(name.clone()))?;
+            let mut p = Patterns::new(values, false)?;
+            p.numeric = entity.format == "index";
+            entities.push((entity.key.clone(), p));
+        }
+        Ok(CompiledQuery {
+            entities,
+            datatypes: Patterns::new(&self.datatypes, false)?,
+            suffixes: Patterns::new(&self.suffixes, false)?,
+            extensions: Patterns::new(&self.extensions, true)?,
+        })
+    }
+}
+
+/// A query whose names are resolved and globs compiled.
+#[derive(Clone, Debug)]
+pub struct CompiledQuery {
+    /// Short key → patterns.
+    entities: Vec<(String, Patterns)>,
+    datatypes: Patterns,
+    suffixes: Patterns,
+    extensions: Patterns,
+}
+
+impl CompiledQuery {
+    /// Whether a file's name and datatype satisfy every filter.
+    pub fn matches(&self, f: &FileEntry) -> bool {
+        self.entities
+            .iter()
+            .all(|(key, p)| p.matches_opt(f.name.get(key)))
+            && self.datatypes.matches_opt(f.datatype.as_deref())
+            && self.suffixes.matches_opt(f.name.suffix.as_deref())
+            && self
+                .extensions
+                .matches_opt(Some(f.name.extension.trim_end_matches('/')))
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Patterns {
+    list: Vec<Pattern>,
+    /// Index entities: `1` also matches `01`.
+    numeric: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Pattern {
+    Exact(String),
+    Glob(GlobMatcher),
+}
+
+impl Patterns {
+    fn new(values: &[String], dotted: bool) -> Result<Self, QueryError> {
+        let mut out = Vec::new();
+        for v in values {
+            let mut v = v.trim_end_matches('/').to_string();
+            if dotted && !v.is_empty() && !v.starts_with('.') && !v.starts_with('*') {
+                v.insert(0, '.');
+            }
+            if v.contains(['*', '?', '[', '{']) {
+                let glob = Glob::new(&v).map_err(|e| QueryError::BadPattern {
+                    pattern: v.clone(),
+                    message: e.kind().to_string(),
+                })?;
+                out.push(Pattern::Glob(glob.compile_matcher()));
+            } else {
+                out.push(Pattern::Exact(v));
+            }
+        }
+        Ok(Patterns {
+            list: out,
+            numeric: false,
+        })
+    }
+
+    /// An empty filter accepts anything; otherwise the value must be present and match.
+    fn matches_opt(&self, value: Option<&str>) -> bool {
+        if self.list.is_empty() {
+            return true;
+        }
+        let Some(v) = value else { return false };
+        let same_number = |e: &str| {
+            self.numeric && matches!((e.parse::<u64>(), v.parse::<u64>()), (Ok(a), Ok(b)) if a == b)
+        };
+        self.list.iter().any(|p| match p {
+            Pattern::Exact(e) => e == v || same_number(e),
+            Pattern::Glob(g) => g.is_match(v),
+        })
+    }
+}
+
+/// Why a query or path could not be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error("unknown entity {0:?} (not in the schema's entities, by long or short name)")]
+    UnknownEntity(String),
+    #[error("bad pattern {pattern:?}: {message}")]
+    BadPattern { pattern: String, message: String },
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+}
+
+/// One file a query matched.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Match {
+    /// Path relative to the queried root, without a leading `/`
+    /// (`derivatives/fmriprep/sub-01/anat/…` for a derivative dataset's file).
+    pub path: String,
+    /// The dataset the file belongs to, relative to the root (`""` for the root dataset,
+    /// `derivatives/fmriprep` for a derivative one).
+    pub dataset: String,
+    /// Long entity name → label, in the schema's entity order (unknown keys last, as
+    /// written).
+    pub entities: IndexMap<String, String>,
+    pub datatype: Option<String>,
+    pub suffix: Option<String>,
+    /// With its leading period; empty when the name has none.
+    pub extension: String,
+    /// The merged sidecar (when asked for).
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The answer to a query over a dataset tree.
+#[derive(Clone, Debug, Default)]
+pub struct QueryResult {
+    pub matches: Vec<Match>,
+    /// Files the schema's file rules do not accept (not listed; the validator reports
+    /// them as `NOT_INCLUDED`).
+    pub rejected: usize,
+    /// Files under derivative datasets that were not queried (`derivatives` unset).
+    pub derivative_files: usize,
+}
+
+/// Whether a dataset declares itself a derivative (`DatasetType`, else `GeneratedBy`),
+/// deciding whether derivative file rules apply, as the validator does.
+pub fn is_derivative(ds: &Dataset) -> bool {
+    let desc = ds.dataset_value().get("dataset_description");
+    match desc.get("DatasetType").as_str() {
+        Some(t) => t == "derivative",
+        None => !desc.get("GeneratedBy").is_null(),
+    }
+}
+
+/// Glob match of a core-file stem pattern (`*` any run, `?` one character).
+fn stem_glob(pattern: &str, name: &str) -> bool {
+    fn rec(p: &[char], n: &[char]) -> bool {
+        match p.split_first() {
+            None => n.is_empty(),
+            Some(('*', rest)) => (0..=n.len()).any(|i| rec(rest, &n[i..])),
+            Some(('?', rest)) => !n.is_empty() && rec(rest, &n[1..]),
+            Some((c, rest)) => n.first() == Some(c) && rec(rest, &n[1..]),
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    rec(&p, &n)
+}
+
+/// Whether a file rule claims a file (by exact path, stem pattern or suffix).
+pub fn rule_claims(rule: &FileRule, f: &FileEntry) -> bool {
+    if let Some(path) = &rule.path {
+        if f.path.strip_prefix('/') == Some(path.as_str()) {
+            return true;
+        }
+    }
+    let datatype = f.datatype.as_deref().unwrap_or("");
+    if let Some(stem) = &rule.stem {
+        let name = f.file_name();
+        let before_dot = name.split('.').next().unwrap_or(name);
+        if stem_glob(stem, before_dot)
+            && (rule.datatypes.is_empty() || rule.datatypes.iter().any(|d| d == datatype))
+        {
+            return true;
+        }
+    }
+    match f.name.suffix.as_deref() {
+        Some(s) if !s.is_empty() => rule.suffixes.iter().any(|r| r == s),
+        _ => false,
+    }
+}
+
+/// Whether the schema accepts a file of a dataset: validated, and claimed by a file rule
+/// (derivative rules only in a derivative dataset).
+pub fn accepts(schema: &Schema, f: &FileEntry, derivative: bool) -> bool {
+    f.validated()
+        && schema
+            .file_rules
+            .iter()
+            .filter(|r| derivative || r.category != "deriv")
+            .any(|r| rule_claims(r, f))
+}
+
+/// Indices (into [`Dataset::files`]) of the files the schema accepts.
+pub fn accepted(schema: &Schema, ds: &Dataset) -> Vec<usize> {
+    let derivative = is_derivative(ds);
+    ds.files()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| accepts(schema, f, derivative))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// A file's entities by long name, in the schema's order.
+pub fn entities_of(schema: &Schema, f: &FileEntry) -> IndexMap<String, String> {
+    let mut out = IndexMap::new();
+    for e in &schema.entities {
+        if let Some(v) = f.name.get(&e.key) {
+            out.insert(e.name.clone(), v.to_string());
+        }
+    }
+    for (k, v) in &f.name.pairs {
+        if schema.entity_by_key(k).is_none() {
+            out.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    out
+}
+
+/// The files of one opened dataset that the query matches (paths get `prefix`).
+pub fn query(
+    schema: &Schema,
+    ds: &Dataset,
+    q: &Query,
+    prefix: &str,
+) -> Result<(Vec<Match>, usize), QueryError> {
+    let cq = q.compile(schema)?;
+    let derivative = is_derivative(ds);
+    let mut rejected = 0;
+    let mut out = Vec::new();
+    for (i, f) in ds.files().iter().enumerate() {
+        if !f.validated() {
+            continue;
+        }
+        if !accepts(schema, f, derivative) {
+            rejected += 1;
+            continue;
+        }
+        if !cq.matches(f) {
+            continue;
+        }
+        let metadata = if q.with_metadata {
+            let ctx = ds.context_at(i);
+            match ctx.sidecar_merge().value.to_json() {
+                serde_json::Value::Object(m) => Some(m),
+                _ => Some(serde_json::Map::new()),
+            }
+        } else {
+            None
+        };
+        let rel = f.path.trim_start_matches('/');
+        out.push(Match {
+            path: if prefix.is_empty() {
+                rel.to_string()
+            } else {
+                format!("{prefix}/{rel}")
+            },
+            dataset: prefix.to_string(),
+            entities: entities_of(schema, f),
+            datatype: f.datatype.clone(),
+            suffix: f.name.suffix.clone(),
+            extension: f.name.extension.clone(),
+            metadata,
+        });
+    }
+    Ok((out, rejected))
+}
+
+/// The derivative datasets of an opened dataset: `derivatives/<name>` directories
+/// holding a `dataset_description.json`, sorted.
+pub fn derivative_datasets(ds: &Dataset) -> Vec<String> {
+    let mut out: Vec<String> = ds
+        .files()
+        .iter()
+        .filter_map(|f| {
+            let rest = f.path.strip_prefix("/derivatives/")?;
+            let (name, file) = rest.split_once('/')?;
+            (file == "dataset_description.json").then(|| format!("derivatives/{name}"))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Opens the dataset at `root` and answers `q` (and over its derivative datasets when
+/// `q.derivatives` is set).
+pub fn query_dataset(
+    root: &Path,
+    schema: &Schema,
+    opts: &OpenOptions,
+    q: &Query,
+) -> Result<QueryResult, QueryError> {
+    q.compile(schema)?;
+    let ds = Dataset::open(root, schema, opts)?;
+    let (mut matches, mut rejected) = query(schema, &ds, q, "")?;
+    let derivs = derivative_datasets(&ds);
+    let mut derivative_files = 0;
+    if q.derivatives {
+        for d in &derivs {
+            let sub = Dataset::open(&ds.root().join(d), schema, opts)?;
+            let (m, r) = query(schema, &sub, q, d)?;
+            matches.extend(m);
+            rejected += r;
+        }
+    } else {
+        derivative_files = ds
+            .files()
+            .iter()
+            .filter(|f| {
+                derivs.iter().any(|d| {
+                    f.path
+                        .strip_prefix('/')
+                        .and_then(|p| p.strip_prefix(d.as_str()))
+                        .is_some_and(|rest| rest.starts_with('/'))
+                })
+            })
+            .count();
+    }
+    Ok(QueryResult {
+        matches,
+        rejected,
+        derivative_files,
+    })
+}
+
+/// Orders labels numerically when both are integers, else lexically.
+pub fn label_cmp(a: &str, b: &str) -> Ordering {
+    match (a.parse::<u64>(), b.parse::<u64>()) {
+        (Ok(x), Ok(y)) => x.cmp(&y).then_with(|| a.cmp(b)),
+        _ => a.cmp(b),
+    }
+}
+
+/// The values each entity takes over the accepted files, by long name in the schema's
+/// entity order; values sorted (numbers numerically), without duplicates.
+pub fn entity_values(schema: &Schema, ds: &Dataset) -> IndexMap<String, Vec<String>> {
+    let mut out: IndexMap<String, Vec<String>> = IndexMap::new();
+    let derivative = is_derivative(ds);
+    let files: Vec<&FileEntry> = ds
+        .files()
+        .iter()
+        .filter(|f| accepts(schema, f, derivative))
+        .collect();
+    for e in &schema.entities {
+        let mut vals: Vec<String> = files
+            .iter()
+            .filter_map(|f| f.name.get(&e.key))
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+            .collect();
+        if vals.is_empty() {
+            continue;
+        }
+        vals.sort_by(|a, b| label_cmp(a, b));
+        vals.dedup();
+        out.insert(e.name.clone(), vals);
+    }
+    out
+}
+
+/// Why a path could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("unknown entity {0:?} (not in the schema's entities, by long or short name)")]
+    UnknownEntity(String),
+    #[error("entity {entity} given twice (as {first:?} and {second:?})")]
+    Duplicate {
+        entity: String,
+        first: String,
+        second: String,
+    },
+    #[error("bad label {value:?} for entity {entity}: {reason}")]
+    BadLabel {
+        entity: String,
+        value: String,
+        reason: String,
+    },
+    #[error("no file rule of the schema has suffix {suffix:?} with extension {extension:?}")]
+    NoRule { suffix: String, extension: String },
+    #[error("datatype {datatype:?} is not allowed for suffix {suffix:?} (rules allow: {allowed})")]
+    DatatypeNotAllowed {
+        datatype: String,
+        suffix: String,
+        allowed: String,
+    },
+    #[error("entity {entity} is not allowed by rule {rule} (it allows: {allowed})")]
+    EntityNotAllowed {
+        entity: String,
+        rule: String,
+        allowed: String,
+    },
+    #[error("rule {rule} requires entities missing here: {missing}")]
+    MissingRequired { rule: String, missing: String },
+    #[error("entity {entity} of rule {rule} must be one of {allowed}, not {value:?}")]
+    NotInRuleEnum {
+        entity: String,
+        rule: String,
+        value: String,
+        allowed: String,
+    },
+    #[error("suffix {suffix:?} with extension {extension:?} fits several datatypes ({candidates}); choose one with a datatype")]
+    AmbiguousDatatype {
+        suffix: String,
+        extension: String,
+        candidates: String,
+    },
+}
+
+/// Builds the canonical dataset-relative path (no leading `/`) of a file from its
+/// entities (long or short names, any order), suffix, extension and, when the suffix's
+/// rules allow several, its datatype.
+///
+/// Entities are written in the schema's canonical order; the file sits in
+/// `sub-<label>/[ses-<label>/][<datatype>/]` (`tpl-`/`cohort-` for templates). A file
+/// without a subject (nor template) is an inheritable file at the dataset root: the
+/// rule's required entities are not demanded of it, as the validator does not demand
+/// them at the root.
+pub fn build_path(
+    schema: &Schema,
+    entities: &IndexMap<String, String>,
+    suffix: &str,
+    extension: &str,
+    datatype: Option<&str>,
+) -> Result<String, PathError> {
+    let extension = if extension.is_empty() || extension.starts_with('.') {
+        extension.to_string()
+    } else {
+        format!(".{extension}")
+    };
+    // Resolve names, check labels against the entity's format and enum.
+    let mut given: Vec<(&nidos_schema::Entity, &str)> = Vec::new();
+    for (name, value) in entities {
+        let e = schema
+            .entity(name)
+            .or_else(|| schema.entity_by_key(name))
+            .ok_or_else(|| PathError::UnknownEntity(name.clone()))?;
+        if let Some((_, first)) = given.iter().find(|(g, _)| g.name == e.name) {
+            return Err(PathError::Duplicate {
+                entity: e.name.clone(),
+                first: first.to_string(),
+                second: value.clone(),
+            });
+        }
+        if value.is_empty() {
+            return Err(PathError::BadLabel {
+                entity: e.name.clone(),
+                value: value.clone(),
+                reason: "a label cannot be empty".into(),
+            });
+        }
+        if value.contains(['_', '-', '/', '.']) && e.format == "label" {
+            // Caught by the format below too; say why plainly.
+            return Err(PathError::BadLabel {
+                entity: e.name.clone(),
+                value: value.clone(),
+                reason: "labels are alphanumeric (no '_', '-', '/', '.')".into(),
+            });
+        }
+        if let Some(f) = schema.format(&e.format) {
+            if !f.is_match(value) {
+                return Err(PathError::BadLabel {
+                    entity: e.name.clone(),
+                    value: value.clone(),
+                    reason: format!("does not match the {} format /{}/", e.format, f.pattern),
+                });
+            }
+        }
+        if let Some(allowed) = &e.r#enum {
+            if !allowed.iter().any(|a| a == value) {
+                return Err(PathError::BadLabel {
+                    entity: e.name.clone(),
+                    value: value.clone(),
+                    reason: format!("must be one of {}", allowed.join(", ")),
+                });
+            }
+        }
+        given.push((e, value.as_str()));
+    }
+    given.sort_by_key(|(e, _)| e.order);
+    let has = |key: &str| given.iter().any(|(e, _)| e.key == key);
+    let at_root = !has("sub") && !has("tpl");
+
+    // Rules naming the suffix and extension; raw rules first.
+    let mut candidates: Vec<&FileRule> = schema
+        .file_rules
+        .iter()
+        .filter(|r| r.suffixes.iter().any(|s| s == suffix))
+        .filter(|r| r.extensions.is_empty() || r.extensions.contains(&extension))
+        .collect();
+    candidates.sort_by_key(|r| r.category == "deriv");
+    if candidates.is_empty() {
+        return Err(PathError::NoRule {
+            suffix: suffix.to_string(),
+            extension,
+        });
+    }
+    if let Some(dt) = datatype {
+        let with_dt: Vec<&FileRule> = candidates
+            .iter()
+            .copied()
+            .filter(|r| r.datatypes.iter().any(|d| d == dt))
+            .collect();
+        if with_dt.is_empty() {
+            let mut allowed: Vec<&str> = candidates
+                .iter()
+                .flat_map(|r| r.datatypes.iter().map(String::as_str))
+                .collect();
+            allowed.sort_unstable();
+            allowed.dedup();
+            return Err(PathError::DatatypeNotAllowed {
+                datatype: dt.to_string(),
+                suffix: suffix.to_string(),
+                allowed: if allowed.is_empty() {
+                    "none".into()
+                } else {
+                    allowed.join(", ")
+                },
+            });
+        }
+        candidates = with_dt;
+    }
+    // The rules whose entity lists fit what was given.
+    let mut first_error: Option<PathError> = None;
+    let mut fitting: Vec<&FileRule> = Vec::new();
+    for rule in &candidates {
+        match fit(schema, rule, &given, at_root) {
+            Ok(()) => fitting.push(rule),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if fitting.is_empty() {
+        return Err(first_error.unwrap_or(PathError::NoRule {
+            suffix: suffix.to_string(),
+            extension,
+        }));
+    }
+    // Prefer raw rules when both raw and derivative rules fit.
+    if fitting.iter().any(|r| r.category != "deriv") {
+        fitting.retain(|r| r.category != "deriv");
+    }
+    let dir_datatype: Option<String> = match datatype {
+        Some(dt) => Some(dt.to_string()),
+        None => {
+            let mut dts: Vec<&str> = fitting
+                .iter()
+                .flat_map(|r| r.datatypes.iter().map(String::as_str))
+                .collect();
+            dts.sort_unstable();
+            dts.dedup();
+            match dts.as_slice() {
+                [] => None,
+                [one] => Some(one.to_string()),
+                many => {
+                    return Err(PathError::AmbiguousDatatype {
+                        suffix: suffix.to_string(),
+                        extension,
+                        candidates: many.join(", "),
+                    })
+                }
+            }
+        }
+    };
+
+    let mut path = String::new();
+    let label = |key: &str| given.iter().find(|(e, _)| e.key == key).map(|(_, v)| *v);
+    let (top, second) = if has("sub") {
+        ("sub", "ses")
+    } else {
+        ("tpl", "cohort")
+    };
+    if let Some(t) = label(top) {
+        path.push_str(&format!("{top}-{t}/"));
+        if let Some(s) = label(second) {
+            path.push_str(&format!("{second}-{s}/"));
+        }
+        if let Some(dt) = &dir_datatype {
+            path.push_str(dt);
+            path.push('/');
+        }
+    }
+    let parts: Vec<String> = given
+        .iter()
+        .map(|(e, v)| format!("{}-{v}", e.key))
+        .chain(std::iter::once(suffix.to_string()))
+        .filter(|s| !s.is_empty())
+        .collect();
+    path.push_str(&parts.join("_"));
+    path.push_str(&extension);
+    Ok(path)
+}
+
+/// Whether `given` fits a rule's entities: each allowed, each required one present
+/// (except at the root), each in the rule's enum.
+fn fit(
+    schema: &Schema,
+    rule: &FileRule,
+    given: &[(&nidos_schema::Entity, &str)],
+    at_root: bool,
+) -> Result<(), PathError> {
+    let key_of = |long: &str| {
+        schema
+            .entity(long)
+            .map(|e| e.key.clone())
+            .unwrap_or_else(|| long.to_string())
+    };
+    for (e, v) in given {
+        match rule.entities.get(&e.name) {
+            None => {
+                return Err(PathError::EntityNotAllowed {
+                    entity: e.name.clone(),
+                    rule: rule.id.clone(),
+                    allowed: if rule.entities.is_empty() {
+                        "no entities".into()
+                    } else {
+                        rule.entities
+                            .keys()
+                            .map(|k| key_of(k))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
+                })
+            }
+            Some(req) => {
+                if let Some(allowed) = &req.r#enum {
+                    if !allowed.iter().any(|a| a == v) {
+                        return Err(PathError::NotInRuleEnum {
+                            entity: e.name.clone(),
+                            rule: rule.id.clone(),
+                            value: v.to_string(),
+                            allowed: allowed.join(", "),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if !at_root {
+        let missing: Vec<String> = rule
+            .entities
+            .iter()
+            .filter(|(_, r)| r.level == Level::Required)
+            .filter(|(long, _)| !given.iter().any(|(e, _)| &e.name == *long))
+            .map(|(long, _)| format!("{long} ({})", key_of(long)))
+            .collect();
+        if !missing.is_empty() {
+            return Err(PathError::MissingRequired {
+                rule: rule.id.clone(),
+                missing: missing.join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_order() {
+        let mut v = vec!["10", "2", "a", "1"];
+        v.sort_by(|a, b| label_cmp(a, b));
+        assert_eq!(v, ["1", "2", "10", "a"]);
+    }
+
+    #[test]
+    fn stems() {
+        assert!(stem_glob("README", "README"));
+        assert!(stem_glob("*", "x"));
+        assert!(!stem_glob("LICENSE", "README"));
+    }
+}
