@@ -1,7 +1,7 @@
 //! `nidos validate DIR`: applies the schema's rules and prints a report.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -50,6 +50,16 @@ pub struct Args {
     /// Report these modalities as errors when present.
     #[arg(long = "blacklist-modalities", visible_alias = "blacklistModalities", num_args = 1..)]
     pub blacklist_modalities: Vec<String>,
+    /// Number of worker threads (default: one per CPU).
+    #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Also validate each `derivatives/<name>` that has its own dataset_description.json,
+    /// as a dataset of its own.
+    #[arg(short = 'r', long)]
+    pub recursive: bool,
+    /// Accept only these dataset types (raw, derivative, study); any other is an error.
+    #[arg(long = "dataset-types", visible_alias = "datasetTypes", num_args = 1..)]
+    pub dataset_types: Vec<String>,
     /// Print every location of every issue in the text report.
     #[arg(short, long)]
     pub verbose: bool,
@@ -82,19 +92,50 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         blacklist_modalities: args.blacklist_modalities.clone(),
     };
     let engine = Engine::new(&loaded.schema);
-    let report = engine
-        .validate(&args.dataset, &opts)
-        .with_context(|| format!("cannot validate {}", args.dataset.display()))?;
-
+    let report = validate_one(&engine, &args.dataset, &opts, &args.dataset_types)?;
+    let mut derivatives = Vec::new();
+    if args.recursive {
+        for dir in derivative_datasets(&args.dataset) {
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let loaded = schema_arg::load_for_dataset(&args.schema, &dir)?;
+            let engine = Engine::new(&loaded.schema);
+            derivatives.push((
+                name,
+                validate_one(&engine, &dir, &opts, &args.dataset_types)?,
+            ));
+        }
+    }
+    let failed = report.has_errors() || derivatives.iter().any(|(_, r)| r.has_errors());
     let color = match (args.color, args.no_color) {
         (_, true) => false,
         (true, _) => true,
         _ => args.output.is_none() && std::io::stdout().is_terminal(),
     };
+    let json = || {
+        let mut v = report.to_json();
+        if !derivatives.is_empty() {
+            let d: serde_json::Map<String, serde_json::Value> = derivatives
+                .iter()
+                .map(|(n, r)| (n.clone(), r.to_json()))
+                .collect();
+            v["derivativesSummary"] = serde_json::Value::Object(d);
+        }
+        v
+    };
     let text = match args.format {
-        Format::Json => serde_json::to_string(&report.to_json())? + "\n",
-        Format::JsonPp => serde_json::to_string_pretty(&report.to_json())? + "\n",
-        Format::Text => render_text(&report, args.verbose, color),
+        Format::Json => serde_json::to_string(&json())? + "\n",
+        Format::JsonPp => serde_json::to_string_pretty(&json())? + "\n",
+        Format::Text => {
+            let mut t = render_text(&report, args.verbose, color);
+            for (name, r) in &derivatives {
+                t.push_str(&format!("\nDerivative dataset derivatives/{name}\n\n"));
+                t.push_str(&render_text(r, args.verbose, color));
+            }
+            t
+        }
     };
     match &args.output {
         Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
@@ -104,11 +145,74 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let _ = out.write_all(text.as_bytes());
         }
     }
-    Ok(if report.has_errors() {
+    Ok(if failed {
         ExitCode::from(16)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Validates one dataset, checking its type against `--dataset-types`.
+fn validate_one(
+    engine: &Engine<'_>,
+    dir: &Path,
+    opts: &Options,
+    types: &[String],
+) -> anyhow::Result<Report> {
+    let mut report = engine
+        .validate(dir, opts)
+        .with_context(|| format!("cannot validate {}", dir.display()))?;
+    if !types.is_empty() {
+        let kind = dataset_type(dir);
+        if !types.iter().any(|t| *t == kind) {
+            report.issues.insert(
+                0,
+                Issue::new(
+                    "UNSUPPORTED_DATASET_TYPE",
+                    Severity::Error,
+                    "/dataset_description.json",
+                )
+                .message(format!(
+                    "dataset type {kind:?} is not one of {}",
+                    types.join(", ")
+                )),
+            );
+            report
+                .code_messages
+                .entry("UNSUPPORTED_DATASET_TYPE".into())
+                .or_insert_with(|| {
+                    "The dataset's type is not among the accepted dataset types.".into()
+                });
+        }
+    }
+    Ok(report)
+}
+
+/// `DatasetType` of a dataset: as declared, else derivative when `GeneratedBy` is
+/// present, else raw.
+fn dataset_type(dir: &Path) -> String {
+    let desc: serde_json::Value = std::fs::read(dir.join("dataset_description.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    match desc.get("DatasetType").and_then(|v| v.as_str()) {
+        Some(t) => t.to_string(),
+        None if desc.get("GeneratedBy").is_some() => "derivative".into(),
+        None => "raw".into(),
+    }
+}
+
+/// `derivatives/<name>` directories that are datasets of their own, sorted.
+fn derivative_datasets(root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root.join("derivatives"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && p.join("dataset_description.json").is_file())
+        .collect();
+    out.sort();
+    out
 }
 
 struct Paint {
@@ -133,7 +237,8 @@ pub fn render_text(report: &Report, verbose: bool, color: bool) -> String {
     let paint = Paint { on: color };
     let mut out = String::new();
     for severity in [Severity::Error, Severity::Warning] {
-        let mut groups: indexmap::IndexMap<(&str, &str), Vec<&Issue>> = indexmap::IndexMap::new();
+        let mut groups: std::collections::BTreeMap<(&str, &str), Vec<&Issue>> =
+            std::collections::BTreeMap::new();
         for i in report.issues.iter().filter(|i| i.severity == severity) {
             groups
                 .entry((i.code.as_str(), i.sub_code.as_str()))
@@ -198,11 +303,11 @@ pub fn render_text(report: &Report, verbose: bool, color: bool) -> String {
     let warnings = report.count(Severity::Warning);
     out.push_str(&paint.wrap("1", "Summary\n"));
     out.push_str(&format!(
-        "  {} files, {}; {} subjects, {} sessions\n",
-        s.total_files,
+        "  {}, {}; {}, {}\n",
+        plural(s.total_files, "file"),
         human_size(s.size),
-        s.subjects.len(),
-        s.sessions.len()
+        plural(s.subjects.len(), "subject"),
+        plural(s.sessions.len(), "session")
     ));
     if !s.tasks.is_empty() {
         out.push_str(&format!("  tasks: {}\n", s.tasks.join(", ")));
@@ -220,12 +325,30 @@ pub fn render_text(report: &Report, verbose: bool, color: bool) -> String {
         s.schema_version
     ));
     let verdict = if errors == 0 {
-        paint.wrap("1;32", &format!("valid: 0 errors, {warnings} warnings"))
+        paint.wrap(
+            "1;32",
+            &format!("valid: 0 errors, {}", plural(warnings, "warning")),
+        )
     } else {
-        paint.wrap("1;31", &format!("{errors} errors, {warnings} warnings"))
+        paint.wrap(
+            "1;31",
+            &format!(
+                "{}, {}",
+                plural(errors, "error"),
+                plural(warnings, "warning")
+            ),
+        )
     };
     out.push_str(&format!("  {verdict}\n"));
     out
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 fn human_size(bytes: u64) -> String {

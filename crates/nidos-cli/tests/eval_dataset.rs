@@ -12,16 +12,31 @@ fn write(root: &Path, rel: &str, text: &str) {
 fn dataset() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    write(root, "dataset_description.json", r#"{"Name": "x", "StdVersion": "1.11.1"}"#);
-    write(root, "task-rest_bold.json", r#"{"RepetitionTime": 2, "TaskName": "rest"}"#);
-    write(root, "sub-01/func/sub-01_task-rest_bold.json", r#"{"EchoTime": 0.03}"#);
+    write(
+        root,
+        "dataset_description.json",
+        r#"{"Name": "x", "StdVersion": "1.11.1"}"#,
+    );
+    write(
+        root,
+        "task-rest_bold.json",
+        r#"{"RepetitionTime": 2, "TaskName": "rest"}"#,
+    );
+    write(
+        root,
+        "sub-01/func/sub-01_task-rest_bold.json",
+        r#"{"EchoTime": 0.03}"#,
+    );
     write(root, "sub-01/func/sub-01_task-rest_bold.nii.gz", "");
     dir
 }
 
 fn nidos() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_nidos"));
-    cmd.env("NIDOS_SCHEMA_DIR", concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema"));
+    cmd.env(
+        "NIDOS_SCHEMA_DIR",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema"),
+    );
     cmd
 }
 
@@ -30,7 +45,10 @@ const CASES: &[(&str, &str)] = &[
     ("sidecar.RepetitionTime", "2"),
     ("sidecar.EchoTime", "0.03"),
     ("[entities.subject, entities.task]", r#"["01","rest"]"#),
-    ("[suffix, extension, datatype]", r#"["bold",".nii.gz","func"]"#),
+    (
+        "[suffix, extension, datatype]",
+        r#"["bold",".nii.gz","func"]"#,
+    ),
     ("path", r#""/sub-01/func/sub-01_task-rest_bold.nii.gz""#),
     ("exists('task-rest_bold.json', 'dataset')", "1"),
     ("sidecar.Missing", "null"),
@@ -46,7 +64,11 @@ fn eval_against_a_dataset_file() {
             .args(["--file", "sub-01/func/sub-01_task-rest_bold.nii.gz", expr])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{expr}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{expr}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), *want, "{expr}");
     }
 }
@@ -78,11 +100,16 @@ fn repl_file_switches_context() {
         use std::io::Write;
         let stdin = child.stdin.as_mut().unwrap();
         stdin
-            .write_all(b":file sub-01/func/sub-01_task-rest_bold.nii.gz\nsidecar.RepetitionTime\n:quit\n")
+            .write_all(
+                b":file sub-01/func/sub-01_task-rest_bold.nii.gz\nsidecar.RepetitionTime\n:quit\n",
+            )
             .unwrap();
     }
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("context: sub-01/func/sub-01_task-rest_bold.nii.gz"), "{text}");
+    assert!(
+        text.contains("context: sub-01/func/sub-01_task-rest_bold.nii.gz"),
+        "{text}"
+    );
     assert!(text.lines().any(|l| l.trim() == "2"), "{text}");
 }

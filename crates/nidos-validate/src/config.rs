@@ -1,8 +1,10 @@
 //! The validator configuration file: `{"ignore": [...], "warning": [...], "error": [...]}`.
 //!
-//! Each entry selects issues by `code`, optional `subCode` and optional `location`
-//! (a glob over dataset-relative paths). Groups apply in the order ignore, warning,
-//! error, so a later group wins over an earlier one.
+//! Each entry selects issues by `code`, optional `subCode` and optional `location`.
+//! A location starting with `/` names one path exactly; any other location is a
+//! gitignore-style glob over the path without its leading `/` (`sub-*/anat/*`,
+//! `derivatives/**`). Groups apply in the order ignore, warning, error, so a later group
+//! wins over an earlier one.
 
 use globset::{Glob, GlobMatcher};
 use serde::Deserialize;
@@ -44,19 +46,37 @@ struct RawSelector {
 }
 
 #[derive(Debug)]
+enum Location {
+    Exact(String),
+    Glob(GlobMatcher),
+}
+
+impl Location {
+    fn matches(&self, location: &str) -> bool {
+        match self {
+            Location::Exact(p) => p == location,
+            Location::Glob(g) => location
+                .strip_prefix('/')
+                .is_some_and(|rel| !rel.is_empty() && !rel.ends_with('/') && g.is_match(rel)),
+        }
+    }
+}
+
+#[derive(Debug)]
 struct Selector {
     code: String,
     sub_code: Option<String>,
-    location: Option<GlobMatcher>,
+    location: Option<Location>,
 }
 
 impl Selector {
     fn matches(&self, issue: &Issue) -> bool {
         self.code == issue.code
             && self.sub_code.as_ref().is_none_or(|s| *s == issue.sub_code)
-            && self.location.as_ref().is_none_or(|g| {
-                g.is_match(&issue.location) || g.is_match(issue.location.trim_start_matches('/'))
-            })
+            && self
+                .location
+                .as_ref()
+                .is_none_or(|l| l.matches(&issue.location))
     }
 }
 
@@ -78,7 +98,8 @@ impl Config {
             let mut selectors = Vec::with_capacity(entries.len());
             for (index, e) in entries.into_iter().enumerate() {
                 let location = match e.location {
-                    Some(glob) => Some(
+                    Some(exact) if exact.starts_with('/') => Some(Location::Exact(exact)),
+                    Some(glob) => Some(Location::Glob(
                         Glob::new(&glob)
                             .map_err(|source| ConfigError::Glob {
                                 group: name,
@@ -87,7 +108,7 @@ impl Config {
                                 source,
                             })?
                             .compile_matcher(),
-                    ),
+                    )),
                     None => None,
                 };
                 selectors.push(Selector {
@@ -122,3 +143,4 @@ impl Config {
         }
     }
 }
+

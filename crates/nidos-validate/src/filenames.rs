@@ -136,9 +136,7 @@ pub(crate) fn validate(
         if let Some(format) = schema.format(&entity.format) {
             if !format.is_match(label) {
                 out.push(
-                    Issue::new("INVALID_ENTITY_LABEL", Severity::Error, path)
-                        .sub(key.as_str())
-                        .message(format!(
+                    Issue::new("INVALID_ENTITY_LABEL", Severity::Error, path).message(format!(
                             "entity {key}: label {label:?} is not a valid {}",
                             entity.format
                         )),
@@ -237,9 +235,7 @@ fn rule_issues(schema: &Schema, file: &FileEntry, rule: &FileRule, out: &mut Vec
             if let (Some(allowed), Some(label)) = (&req.r#enum, file.name.get(&key_of(long))) {
                 if !allowed.iter().any(|a| a == label) {
                     out.push(
-                        Issue::new("INVALID_ENTITY_LABEL", Severity::Error, path)
-                            .sub(key_of(long))
-                            .message(format!("{long} must be one of {}", allowed.join(", "))),
+                        Issue::new("INVALID_ENTITY_LABEL", Severity::Error, path).message(format!("{long} must be one of {}", allowed.join(", "))),
                     );
                 }
             }

@@ -1,0 +1,76 @@
+//! `nidos validate -r/--recursive` and `--dataset-types`.
+
+use std::path::Path;
+use std::process::Command;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+const README: &str = "This small dataset exists only to exercise the command line of nidos. \
+It holds one subject with one anatomical image and nothing else of interest to anyone.";
+
+/// A valid raw dataset with one derivative dataset whose description lacks GeneratedBy.
+fn dataset() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "dataset_description.json", r#"{"Name": "x", "StdVersion": "1.11.1", "Authors": ["A", "B"]}"#);
+    write(root, "README.md", README);
+    write(root, "participants.tsv", "participant_id\nsub-01\n");
+    write(root, "sub-01/anat/sub-01_T1w.nii.gz", "x");
+    write(
+        root,
+        "derivatives/pipe/dataset_description.json",
+        r#"{"Name": "pipe", "StdVersion": "1.11.1", "DatasetType": "derivative"}"#,
+    );
+    dir
+}
+
+fn validate(ds: &Path, extra: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_nidos"))
+        .env("NIDOS_SCHEMA_DIR", concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema"))
+        .arg("validate")
+        .arg(ds)
+        .args(["--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    (out.status.code(), json)
+}
+
+fn codes(report: &serde_json::Value) -> Vec<String> {
+    report["issues"]["issues"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["severity"] == "error")
+        .map(|i| i["code"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn derivatives_are_validated_only_when_recursive() {
+    let ds = dataset();
+    let (_, plain) = validate(ds.path(), &[]);
+    assert!(plain.get("derivativesSummary").is_none());
+    let (code, rec) = validate(ds.path(), &["-r"]);
+    let pipe = &rec["derivativesSummary"]["pipe"];
+    assert!(pipe["issues"]["issues"].is_array(), "{rec}");
+    // The derivative lacks GeneratedBy, which derived datasets must have.
+    let pipe_errors = codes(pipe);
+    assert!(!pipe_errors.is_empty(), "{pipe}");
+    assert_eq!(code, Some(16), "errors in a derivative fail the run");
+}
+
+#[test]
+fn dataset_types_reject_other_types() {
+    let ds = dataset();
+    let (_, ok) = validate(ds.path(), &["--dataset-types", "raw", "study"]);
+    assert!(!codes(&ok).contains(&"UNSUPPORTED_DATASET_TYPE".to_string()));
+    let (code, bad) = validate(ds.path(), &["--datasetTypes", "derivative"]);
+    assert!(codes(&bad).contains(&"UNSUPPORTED_DATASET_TYPE".to_string()), "{bad}");
+    assert_eq!(code, Some(16));
+}
