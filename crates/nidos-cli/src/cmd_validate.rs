@@ -164,7 +164,7 @@ fn validate_one(
         .with_context(|| format!("cannot validate {}", dir.display()))?;
     if !types.is_empty() {
         let kind = dataset_type(dir);
-        if !types.iter().any(|t| *t == kind) {
+        if !types.contains(&kind) {
             report.issues.insert(
                 0,
                 Issue::new(
