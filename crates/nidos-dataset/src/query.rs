@@ -618,6 +618,8 @@ pub fn build_path(
     }
     let dir_datatype: Option<String> = match datatype {
         Some(dt) => Some(dt.to_string()),
+        // A root-level file has no datatype directory.
+        None if at_root => None,
         None => {
             let mut dts: Vec<&str> = fitting
                 .iter()
