@@ -72,6 +72,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(n) = args.jobs {
+        // The process validates with rayon's global pool; --jobs sizes it once, here.
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(n))
+            .build_global()
+            .context("cannot start the worker threads")?;
+    }
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
     for w in &loaded.warnings {
         eprintln!("nidos: warning: {w}");

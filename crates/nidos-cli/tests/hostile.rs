@@ -4,7 +4,7 @@
 //! normal exit (0 or 16), a parseable report, and the located issue it should cause.
 //!
 //! Runs with the upstream 1.11.1 schema from `../shared` when present, else the bundled
-//! Std tree. The 200,000-file case is `#[ignore]`d (it takes over 30 s): run it with
+//! Std tree. The 200,000-file case is `#[ignore]`d (it takes far over 30 s, see there): run it with
 //! `cargo test -p nidos-cli --test hostile -- --ignored`.
 
 #[path = "hostile/harness.rs"]
@@ -400,7 +400,10 @@ fn deep_nesting() {
     );
 }
 
-/// Slow (about a minute on two cores), so ignored by default.
+/// Ignored by default: sidecar lookup scans every file of a directory for every file
+/// (`inherit::walk_back`), so time grows with the square of the directory size — 2,000
+/// files take 1.3 s, 4,000 take 5 s (debug build), 200,000 would take hours. Run with
+/// `-- --ignored` once that is indexed.
 #[test]
 #[ignore]
 fn two_hundred_thousand_files() {
@@ -417,11 +420,12 @@ fn two_hundred_thousand_files() {
     );
 }
 
+/// A smaller version of the case above that runs by default (3,000 files).
 #[test]
 fn many_files_in_one_directory() {
     let ds = Ds::base();
     let d = ds.mkdir("sub-01/anat");
-    for i in 0..20_000 {
+    for i in 0..3_000 {
         fs::File::create(d.join(format!("sub-01_run-{i}_T1w.txt"))).unwrap();
     }
     let run = ds.validate(&[]);
@@ -487,7 +491,10 @@ fn references_leaving_the_dataset() {
     // The reference locates IntendedFor issues at the data file the sidecar describes:
     // one per target that does not exist in the dataset.
     let codes = at("/sub-01/fmap/sub-01_dir-AP_epi.nii.gz");
-    let n = codes.iter().filter(|c| c.as_str() == "INTENDED_FOR").count();
+    let n = codes
+        .iter()
+        .filter(|c| c.as_str() == "INTENDED_FOR")
+        .count();
     println!("IntendedFor issues: {n}\n{}", harness::summary(&issues));
     assert!(
         n >= 1,

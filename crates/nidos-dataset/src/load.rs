@@ -9,8 +9,14 @@ use crate::dataset::{Dataset, DatasetIssue, Severity};
 use crate::loaders;
 use crate::loaders::tsv::{Table, TsvOptions};
 
-/// Largest JSON file read whole.
-const MAX_JSON_BYTES: u64 = 64 << 20;
+/// Largest JSON file read whole; a larger one is a `FILE_TOO_LARGE` issue.
+pub const MAX_JSON_BYTES: u64 = 64 << 20;
+/// Largest table read whole (participants, sessions, scans); a larger one is a
+/// `FILE_TOO_LARGE` warning and only its first `max_rows` rows are kept, so memory stays
+/// bounded. Other tables are always streamed with a row limit.
+pub const MAX_WHOLE_TABLE_BYTES: u64 = 256 << 20;
+/// Our code for a metadata file over its read limit.
+pub const FILE_TOO_LARGE: &str = "FILE_TOO_LARGE";
 /// Largest TIFF file read whole (for its IFDs and OME-XML).
 const MAX_TIFF_BYTES: u64 = 64 << 20;
 /// Prefix read for gzip headers and gzipped NIfTI headers.
@@ -58,7 +64,22 @@ fn with_defaults(path: &str, v: Value) -> Value {
     }
 }
 
+fn too_large(path: &str, size: u64, cap: u64, severity: Severity) -> DatasetIssue {
+    DatasetIssue::new(
+        FILE_TOO_LARGE,
+        severity,
+        path,
+        format!(
+            "file is {size} bytes, over the {cap}-byte read limit for metadata files; not read"
+        ),
+    )
+}
+
 fn read_error(path: &str, e: &std::io::Error) -> DatasetIssue {
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        // `Fs::read` refuses a file over its cap this way.
+        return DatasetIssue::new(FILE_TOO_LARGE, Severity::Error, path, e.to_string());
+    }
     DatasetIssue::new(
         "FILE_READ",
         Severity::Error,
@@ -79,6 +100,12 @@ impl Dataset {
         let f = &self.files[idx];
         if !f.readable() {
             return JsonLoad::default();
+        }
+        if f.size > MAX_JSON_BYTES {
+            return JsonLoad {
+                value: Value::Null,
+                issues: vec![too_large(&f.path, f.size, MAX_JSON_BYTES, Severity::Error)],
+            };
         }
         let bytes = match self.fs.read(&self.abs(&f.path), MAX_JSON_BYTES) {
             Ok(b) => b,
@@ -122,16 +149,29 @@ impl Dataset {
             f.name.suffix.as_deref(),
             Some("participants") | Some("sessions") | Some("scans")
         );
-        let opts = TsvOptions {
-            max_rows: if whole { None } else { self.opts.max_rows },
+        let mut issues = Vec::new();
+        let max_rows = if whole && f.size > MAX_WHOLE_TABLE_BYTES {
+            issues.push(too_large(
+                &f.path,
+                f.size,
+                MAX_WHOLE_TABLE_BYTES,
+                Severity::Warning,
+            ));
+            Some(self.opts.max_rows.unwrap_or(1000))
+        } else if whole {
+            None
+        } else {
+            self.opts.max_rows
         };
+        let opts = TsvOptions { max_rows };
         let reader = match self.fs.open(&self.abs(&f.path)) {
             Ok(r) => r,
             Err(e) => {
+                issues.push(read_error(&f.path, &e));
                 return TableLoad {
-                    issues: vec![read_error(&f.path, &e)],
+                    issues,
                     ..Default::default()
-                }
+                };
             }
         };
         let gz = f.name.extension.ends_with(".gz");
@@ -156,19 +196,21 @@ impl Dataset {
             (false, _) => loaders::tsv::read_tsv(reader, &opts),
         };
         match res {
-            Ok(l) => TableLoad {
-                value: l.value.to_value(),
-                issues: l
-                    .issues
-                    .iter()
-                    .map(|i| DatasetIssue::from_load(i, &f.path))
-                    .collect(),
-                table: Some(l.value),
-            },
-            Err(i) => TableLoad {
-                issues: vec![DatasetIssue::from_load(&i, &f.path)],
-                ..Default::default()
-            },
+            Ok(l) => {
+                issues.extend(l.issues.iter().map(|i| DatasetIssue::from_load(i, &f.path)));
+                TableLoad {
+                    value: l.value.to_value(),
+                    issues,
+                    table: Some(l.value),
+                }
+            }
+            Err(i) => {
+                issues.push(DatasetIssue::from_load(&i, &f.path));
+                TableLoad {
+                    issues,
+                    ..Default::default()
+                }
+            }
         }
     }
 
