@@ -25,6 +25,7 @@ use std::path::Path;
 use globset::{Glob, GlobMatcher};
 use indexmap::IndexMap;
 use nidos_schema::{FileRule, Level, Schema};
+use rayon::prelude::*;
 
 use crate::dataset::{Dataset, DatasetError, FileEntry, OpenOptions};
 
@@ -302,7 +303,7 @@ pub fn query(
     let cq = q.compile(schema)?;
     let derivative = is_derivative(ds);
     let mut rejected = 0;
-    let mut out = Vec::new();
+    let mut selected = Vec::new();
     for (i, f) in ds.files().iter().enumerate() {
         if !f.validated() {
             continue;
@@ -311,9 +312,12 @@ pub fn query(
             rejected += 1;
             continue;
         }
-        if !cq.matches(f) {
-            continue;
+        if cq.matches(f) {
+            selected.push(i);
         }
+    }
+    let build = |i: usize| {
+        let f = &ds.files()[i];
         let metadata = if q.with_metadata {
             let ctx = ds.context_at(i);
             match ctx.sidecar_merge().value.to_json() {
@@ -324,7 +328,7 @@ pub fn query(
             None
         };
         let rel = f.path.trim_start_matches('/');
-        out.push(Match {
+        Match {
             path: if prefix.is_empty() {
                 rel.to_string()
             } else {
@@ -336,8 +340,18 @@ pub fn query(
             suffix: f.name.suffix.clone(),
             extension: f.name.extension.clone(),
             metadata,
-        });
-    }
+        }
+    };
+    // Merging sidecars dominates with metadata: spread it over the cores.
+    let out: Vec<Match> = if q.with_metadata {
+        selected
+            .into_par_iter()
+            .with_min_len(256)
+            .map(build)
+            .collect()
+    } else {
+        selected.into_iter().map(build).collect()
+    };
     Ok((out, rejected))
 }
 
