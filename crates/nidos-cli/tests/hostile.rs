@@ -275,7 +275,10 @@ fn gz_that_is_not_gzip() {
         "sub-01/func/sub-01_task-rest_physio.json",
         b"{\"SamplingFrequency\": 10, \"StartTime\": 0, \"Columns\": [\"cardiac\"]}",
     );
-    ds.validate(&[]).issues();
+    ds.validate(&[]).expect(
+        "GZ_NOT_GZIPPED",
+        "/sub-01/func/sub-01_task-rest_physio.tsv.gz",
+    );
 }
 
 /// 4 GiB of zeros in a small `.nii.gz` and a `.tsv.gz`: only a prefix is inflated for
@@ -294,6 +297,8 @@ fn gzip_bombs() {
     ds.write("sub-01/func/sub-01_task-rest_events.tsv.gz", &bomb);
     let run = ds.validate(&[]);
     run.expect("NIFTI_HEADER_UNREADABLE", "/sub-01/anat/sub-01_T1w.nii.gz");
+    // All zeros: one line over the 16 MiB line limit, reported, and reading stops.
+    run.expect("TSV_ERROR", "/sub-01/func/sub-01_task-rest_physio.tsv.gz");
     println!(
         "gzip bombs: {:?}, peak RSS {} KiB",
         run.elapsed, run.peak_rss_kb
