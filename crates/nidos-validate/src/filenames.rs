@@ -16,39 +16,6 @@ pub(crate) struct Identified<'s> {
     pub blank_suffix: bool,
 }
 
-/// Glob match of a core-file stem pattern (`*` any run, `?` one character).
-fn stem_matches(pattern: &str, name: &str) -> bool {
-    fn rec(p: &[char], n: &[char]) -> bool {
-        match p.split_first() {
-            None => n.is_empty(),
-            Some(('*', rest)) => (0..=n.len()).any(|i| rec(rest, &n[i..])),
-            Some(('?', rest)) => !n.is_empty() && rec(rest, &n[1..]),
-            Some((c, rest)) => n.first() == Some(c) && rec(rest, &n[1..]),
-        }
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    rec(&p, &n)
-}
-
-fn rule_matches(rule: &FileRule, file: &FileEntry, datatype: &str, suffix: &str) -> bool {
-    if let Some(path) = &rule.path {
-        if file.path.strip_prefix('/') == Some(path.as_str()) {
-            return true;
-        }
-    }
-    if let Some(stem) = &rule.stem {
-        let name = file.file_name();
-        let before_dot = name.split('.').next().unwrap_or(name);
-        if stem_matches(stem, before_dot)
-            && (rule.datatypes.is_empty() || rule.datatypes.iter().any(|d| d == datatype))
-        {
-            return true;
-        }
-    }
-    !suffix.is_empty() && rule.suffixes.iter().any(|s| s == suffix)
-}
-
 pub(crate) fn identify<'s>(
     schema: &'s Schema,
     file: &FileEntry,
@@ -56,12 +23,11 @@ pub(crate) fn identify<'s>(
     out: &mut Vec<Issue>,
 ) -> Identified<'s> {
     let datatype = file.datatype.as_deref().unwrap_or("");
-    let suffix = file.name.suffix.as_deref().unwrap_or("");
     let mut rules: Vec<&FileRule> = schema
         .file_rules
         .iter()
         .filter(|r| derivative || r.category != "deriv")
-        .filter(|r| rule_matches(r, file, datatype, suffix))
+        .filter(|r| nidos_dataset::query::rule_claims(r, file))
         .collect();
     if rules.is_empty() {
         out.push(Issue::new(
@@ -332,16 +298,4 @@ pub(crate) fn directory_known(schema: &Schema, layout: &str, dir: &str) -> bool 
                 Some(_) | None => false,
             }
         })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::stem_matches;
-
-    #[test]
-    fn stems() {
-        assert!(stem_matches("README", "README"));
-        assert!(stem_matches("*", "anything"));
-        assert!(!stem_matches("LICENSE", "README"));
-    }
 }
