@@ -296,7 +296,11 @@ fn machine() -> String {
                 .map(|l| l.trim_start_matches("MemTotal:").trim().to_string())
         })
         .unwrap_or_default();
-    format!("{cpus} CPUs (nproc), {model}, MemTotal {mem}")
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(str::to_string))
+        .unwrap_or_default();
+    format!("{cpus} CPUs (nproc), {model}, MemTotal {mem}, 1-min load average at the end {load} (other builds share the machine)")
 }
 
 /// Entry point of `cargo xtask bench`.
@@ -386,7 +390,7 @@ pub fn run(args: &[String]) -> Result<()> {
             "reference / nidos (BIDS, {subjects} subjects, JSON): {wall:.1}× wall, {rss:.1}× peak RSS"
         );
     }
-    if reference.is_none() {
+    if reference.is_none() && settings.reference {
         println!("bids-validator-deno is not on PATH: no reference ratio (pip install bids-validator-deno)");
     }
     if settings.write {
@@ -446,7 +450,7 @@ fn write_doc(
     let new = match (old.find(DOC_BEGIN), old.find(DOC_END)) {
         (Some(a), Some(b)) if b > a => {
             format!(
-                "{}{}{}",
+                "{}{}\n{}",
                 &old[..a],
                 s,
                 &old[b + DOC_END.len()..].trim_start_matches('\n')

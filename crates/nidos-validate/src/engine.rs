@@ -160,25 +160,33 @@ impl<'s> Engine<'s> {
         let timer = Timer::start();
         let seen = Seen::default();
         let files = ds.files();
-        let results: Vec<(Vec<Issue>, Vec<String>)> = (0..files.len())
+        // Each worker appends to one growing vector (large reallocations move pages
+        // without copying, and untouched capacity costs no memory), then the vectors are
+        // joined in file order: no per-file vectors held next to the joined one.
+        let (mut issues, used_sidecars) = (0..files.len())
             .into_par_iter()
             .with_min_len(64)
-            .map(|i| {
-                let f = &files[i];
-                if !f.validated() {
-                    return (Vec::new(), Vec::new());
-                }
-                self.validate_file(ds, i, f, derivative, &seen)
-            })
-            .collect();
+            .fold(
+                || (Vec::new(), HashSet::new()),
+                |(mut issues, mut used): (Vec<Issue>, HashSet<String>), i| {
+                    let f = &files[i];
+                    if f.validated() {
+                        let (found, sidecars) = self.validate_file(ds, i, f, derivative, &seen);
+                        issues.extend(found);
+                        used.extend(sidecars);
+                    }
+                    (issues, used)
+                },
+            )
+            .reduce(
+                || (Vec::new(), HashSet::new()),
+                |(mut a, mut used_a), (mut b, used_b)| {
+                    a.append(&mut b);
+                    used_a.extend(used_b);
+                    (a, used_a)
+                },
+            );
         timer.lap("per-file rules");
-        let total: usize = results.iter().map(|(found, _)| found.len()).sum();
-        let mut issues: Vec<Issue> = Vec::with_capacity(total);
-        let mut used_sidecars: HashSet<String> = HashSet::new();
-        for (mut found, used) in results {
-            issues.append(&mut found);
-            used_sidecars.extend(used);
-        }
         issues.extend(ds.issues().iter().map(convert_dataset_issue));
         let layout = description
             .get("DatasetType")
