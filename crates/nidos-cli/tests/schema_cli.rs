@@ -26,14 +26,25 @@ fn versions_lists_the_pinned_versions_newest_first() {
     let out = nidos(&["versions"]);
     assert!(out.status.success());
     let text = stdout(&out);
-    let versions: Vec<&str> = text.lines().map(|l| l.split_whitespace().next().unwrap_or("")).collect();
-    assert_eq!(versions, ["1.11.1", "1.11.0", "1.10.1", "1.10.0", "1.9.0", "1.8.0"]);
+    let versions: Vec<&str> = text
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        versions,
+        ["1.11.1", "1.11.0", "1.10.1", "1.10.0", "1.9.0", "1.8.0"]
+    );
 }
 
 #[test]
 fn check_passes_on_the_bundled_tree() {
     let out = nidos(&["check", repo().join("schema").to_str().unwrap()]);
-    assert!(out.status.success(), "{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -42,15 +53,26 @@ fn check_fails_with_located_errors_on_bad_trees() {
     let mut seen = 0;
     for entry in std::fs::read_dir(&bad).unwrap() {
         let case = entry.unwrap().path();
-        let input = ["tree", "schema.json"].iter().map(|n| case.join(n)).find(|p| p.exists());
+        let input = ["tree", "schema.json"]
+            .iter()
+            .map(|n| case.join(n))
+            .find(|p| p.exists());
         let Some(input) = input else { continue };
         let out = nidos(&["check", input.to_str().unwrap()]);
         let all = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
-        assert!(!out.status.success(), "{}: check should fail\n{all}", case.display());
+        assert!(
+            !out.status.success(),
+            "{}: check should fail\n{all}",
+            case.display()
+        );
         assert_ne!(out.status.code(), Some(101), "{}: panicked", case.display());
         seen += 1;
     }
-    assert!(seen > 0, "no bad-schema fixtures found under {}", bad.display());
+    assert!(
+        seen > 0,
+        "no bad-schema fixtures found under {}",
+        bad.display()
+    );
 }
 
 #[test]
@@ -59,20 +81,39 @@ fn diff_lists_the_real_changes_between_versions() {
     assert!(out.status.success());
     let text = stdout(&out);
     // mrs with nuc/voi arrive in 1.10.0, emg and atlas/cohort/scale/tpl in 1.11.0.
-    for added in ["+ nucleus", "+ volume", "+ mrs", "+ emg", "+ atlas", "+ scale", "+ template", "+ cohort"] {
-        assert!(text.contains(added), "diff 1.9.0 1.11.1 lacks {added:?}\n{text}");
+    for added in [
+        "+ nucleus",
+        "+ volume",
+        "+ mrs",
+        "+ emg",
+        "+ atlas",
+        "+ scale",
+        "+ template",
+        "+ cohort",
+    ] {
+        assert!(
+            text.contains(added),
+            "diff 1.9.0 1.11.1 lacks {added:?}\n{text}"
+        );
     }
     let out = nidos(&["diff", "1.8.0", "1.9.0"]);
     let text = stdout(&out);
     for added in ["+ motion", "+ tracksys"] {
-        assert!(text.contains(added), "diff 1.8.0 1.9.0 lacks {added:?}\n{text}");
+        assert!(
+            text.contains(added),
+            "diff 1.8.0 1.9.0 lacks {added:?}\n{text}"
+        );
     }
 }
 
 #[test]
 fn show_prints_a_part_of_the_resolved_schema() {
     let out = nidos(&["show", "objects.entities.subject", "--format", "json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["name"], "sub");
 }

@@ -16,7 +16,11 @@ It holds one subject with one anatomical image and nothing else of interest to a
 fn dataset() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    write(root, "dataset_description.json", r#"{"Name": "x", "StdVersion": "1.11.1", "Authors": ["A", "B"]}"#);
+    write(
+        root,
+        "dataset_description.json",
+        r#"{"Name": "x", "StdVersion": "1.11.1", "Authors": ["A", "B"]}"#,
+    );
     write(root, "README.md", README);
     write(root, "participants.tsv", "participant_id\nsub-01\n");
     write(root, "sub-01/anat/sub-01_T1w.nii.gz", "x");
@@ -30,7 +34,10 @@ fn dataset() -> tempfile::TempDir {
 
 fn validate(ds: &Path, extra: &[&str]) -> (Option<i32>, serde_json::Value) {
     let out = Command::new(env!("CARGO_BIN_EXE_nidos"))
-        .env("NIDOS_SCHEMA_DIR", concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema"))
+        .env(
+            "NIDOS_SCHEMA_DIR",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema"),
+        )
         .arg("validate")
         .arg(ds)
         .args(["--format", "json"])
@@ -71,6 +78,9 @@ fn dataset_types_reject_other_types() {
     let (_, ok) = validate(ds.path(), &["--dataset-types", "raw", "study"]);
     assert!(!codes(&ok).contains(&"UNSUPPORTED_DATASET_TYPE".to_string()));
     let (code, bad) = validate(ds.path(), &["--datasetTypes", "derivative"]);
-    assert!(codes(&bad).contains(&"UNSUPPORTED_DATASET_TYPE".to_string()), "{bad}");
+    assert!(
+        codes(&bad).contains(&"UNSUPPORTED_DATASET_TYPE".to_string()),
+        "{bad}"
+    );
     assert_eq!(code, Some(16));
 }
