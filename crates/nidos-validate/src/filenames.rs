@@ -103,9 +103,9 @@ pub(crate) fn validate(
             if !format.is_match(label) {
                 out.push(
                     Issue::new("INVALID_ENTITY_LABEL", Severity::Error, path).message(format!(
-                            "entity {key}: label {label:?} is not a valid {}",
-                            entity.format
-                        )),
+                        "entity {key}: label {label:?} is not a valid {}",
+                        entity.format
+                    )),
                 );
             }
         }
@@ -201,7 +201,8 @@ fn rule_issues(schema: &Schema, file: &FileEntry, rule: &FileRule, out: &mut Vec
             if let (Some(allowed), Some(label)) = (&req.r#enum, file.name.get(&key_of(long))) {
                 if !allowed.iter().any(|a| a == label) {
                     out.push(
-                        Issue::new("INVALID_ENTITY_LABEL", Severity::Error, path).message(format!("{long} must be one of {}", allowed.join(", "))),
+                        Issue::new("INVALID_ENTITY_LABEL", Severity::Error, path)
+                            .message(format!("{long} must be one of {}", allowed.join(", "))),
                     );
                 }
             }
