@@ -26,8 +26,8 @@ pub mod inherit;
 pub mod load;
 pub mod loaders;
 pub mod query;
-pub mod write;
 mod walk;
+pub mod write;
 
 pub use context::{
     display_json, locate, open_file_context, FileContext, OpenedFile, CONTEXT_NAMES,
