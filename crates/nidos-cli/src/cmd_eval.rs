@@ -22,7 +22,12 @@ pub struct Args {
     pub test: Option<PathBuf>,
 
     /// Evaluate against a file of this dataset (with `--file`).
-    #[arg(long, value_name = "DIR", requires = "file", conflicts_with = "context")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "file",
+        conflicts_with = "context"
+    )]
     pub dataset: Option<PathBuf>,
 
     /// The file (dataset-relative path) whose context the expression reads.
