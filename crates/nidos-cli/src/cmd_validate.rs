@@ -121,42 +121,57 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (true, _) => true,
         _ => args.output.is_none() && std::io::stdout().is_terminal(),
     };
-    let json = || {
-        let mut v = report.to_json();
-        if !derivatives.is_empty() {
-            let d: serde_json::Map<String, serde_json::Value> = derivatives
-                .iter()
-                .map(|(n, r)| (n.clone(), r.to_json()))
-                .collect();
-            v["derivativesSummary"] = serde_json::Value::Object(d);
+    // The report is written as it is produced (no whole-report string or JSON tree).
+    let sink: Box<dyn Write> = match &args.output {
+        Some(p) => {
+            Box::new(std::fs::File::create(p).with_context(|| format!("writing {}", p.display()))?)
         }
-        v
+        None => Box::new(std::io::stdout().lock()),
     };
-    let text = match args.format {
-        Format::Json => serde_json::to_string(&json())? + "\n",
-        Format::JsonPp => serde_json::to_string_pretty(&json())? + "\n",
-        Format::Text => {
-            let mut t = render_text(&report, args.verbose, color);
-            for (name, r) in &derivatives {
-                t.push_str(&format!("\nDerivative dataset derivatives/{name}\n\n"));
-                t.push_str(&render_text(r, args.verbose, color));
-            }
-            t
-        }
-    };
-    match &args.output {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error of the validation.
-            let _ = out.write_all(text.as_bytes());
-        }
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, sink);
+    let written =
+        write_report(&mut out, &args, &report, &derivatives, color).and_then(|()| out.flush());
+    // A closed pipe (`| head`) is not an error of the validation; a failed -o file is.
+    if let (Err(e), Some(p)) = (written, &args.output) {
+        return Err(anyhow::Error::new(e).context(format!("writing {}", p.display())));
     }
     Ok(if failed {
         ExitCode::from(16)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Writes the report in the chosen format.
+fn write_report(
+    out: &mut impl Write,
+    args: &Args,
+    report: &Report,
+    derivatives: &[(String, Report)],
+    color: bool,
+) -> std::io::Result<()> {
+    match args.format {
+        Format::Json | Format::JsonPp => {
+            let mut view = report.json();
+            for (name, r) in derivatives {
+                view = view.derivative(name, r);
+            }
+            if args.format == Format::Json {
+                serde_json::to_writer(&mut *out, &view)?;
+            } else {
+                serde_json::to_writer_pretty(&mut *out, &view)?;
+            }
+            out.write_all(b"\n")
+        }
+        Format::Text => {
+            write_text(out, report, args.verbose, color)?;
+            for (name, r) in derivatives {
+                write!(out, "\nDerivative dataset derivatives/{name}\n\n")?;
+                write_text(out, r, args.verbose, color)?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Validates one dataset, checking its type against `--dataset-types`.
@@ -239,10 +254,14 @@ impl Paint {
 const SHOWN_LOCATIONS: usize = 5;
 
 /// The human report: issues grouped by code (errors first), a few locations each, the
-/// code's message once, then a summary.
-pub fn render_text(report: &Report, verbose: bool, color: bool) -> String {
+/// code's message once, then a summary. Written line by line.
+pub fn write_text(
+    out: &mut impl Write,
+    report: &Report,
+    verbose: bool,
+    color: bool,
+) -> std::io::Result<()> {
     let paint = Paint { on: color };
-    let mut out = String::new();
     for severity in [Severity::Error, Severity::Warning] {
         let mut groups: std::collections::BTreeMap<(&str, &str), Vec<&Issue>> =
             std::collections::BTreeMap::new();
@@ -259,21 +278,26 @@ pub fn render_text(report: &Report, verbose: bool, color: bool) -> String {
             Severity::Error => ("Errors", "1;31"),
             _ => ("Warnings", "1;33"),
         };
-        out.push_str(&paint.wrap(
-            code,
-            &format!(
-                "{title}: {}\n",
-                groups.values().map(Vec::len).sum::<usize>()
-            ),
-        ));
+        out.write_all(
+            paint
+                .wrap(
+                    code,
+                    &format!(
+                        "{title}: {}\n",
+                        groups.values().map(Vec::len).sum::<usize>()
+                    ),
+                )
+                .as_bytes(),
+        )?;
         for ((c, sub), issues) in &groups {
             let head = if sub.is_empty() {
                 c.to_string()
             } else {
                 format!("{c} [{sub}]")
             };
-            out.push_str(&format!(
-                "\n  {} ({} {})\n",
+            writeln!(
+                out,
+                "\n  {} ({} {})",
                 paint.wrap(code, &head),
                 issues.len(),
                 if issues.len() == 1 {
@@ -281,56 +305,57 @@ pub fn render_text(report: &Report, verbose: bool, color: bool) -> String {
                 } else {
                     "locations"
                 }
-            ));
+            )?;
             if let Some(msg) = report.code_messages.get(*c).filter(|m| !m.is_empty()) {
                 for line in msg.lines().take(if verbose { usize::MAX } else { 3 }) {
-                    out.push_str(&format!("    {}\n", paint.wrap("2", line)));
+                    writeln!(out, "    {}", paint.wrap("2", line))?;
                 }
             }
             let limit = if verbose { usize::MAX } else { SHOWN_LOCATIONS };
             for i in issues.iter().take(limit) {
-                let mut line = format!("    {}", i.location);
+                write!(out, "    {}", i.location)?;
                 if let Some(n) = i.line {
-                    line.push_str(&format!(":{n}"));
+                    write!(out, ":{n}")?;
                 }
                 if let Some(m) = &i.issue_message {
-                    line.push_str(&format!("  {}", m.lines().next().unwrap_or("")));
+                    write!(out, "  {}", m.lines().next().unwrap_or(""))?;
                 }
-                out.push_str(&line);
-                out.push('\n');
+                out.write_all(b"\n")?;
             }
             if issues.len() > limit {
-                out.push_str(&format!("    … and {} more\n", issues.len() - limit));
+                writeln!(out, "    … and {} more", issues.len() - limit)?;
             }
         }
-        out.push('\n');
+        out.write_all(b"\n")?;
     }
     let s = &report.summary;
     let errors = report.count(Severity::Error);
     let warnings = report.count(Severity::Warning);
-    out.push_str(&paint.wrap("1", "Summary\n"));
-    out.push_str(&format!(
-        "  {}, {}; {}, {}\n",
+    out.write_all(paint.wrap("1", "Summary\n").as_bytes())?;
+    writeln!(
+        out,
+        "  {}, {}; {}, {}",
         plural(s.total_files, "file"),
         human_size(s.size),
         plural(s.subjects.len(), "subject"),
         plural(s.sessions.len(), "session")
-    ));
+    )?;
     if !s.tasks.is_empty() {
-        out.push_str(&format!("  tasks: {}\n", s.tasks.join(", ")));
+        writeln!(out, "  tasks: {}", s.tasks.join(", "))?;
     }
     if !s.modalities.is_empty() {
-        out.push_str(&format!("  modalities: {}\n", s.modalities.join(", ")));
+        writeln!(out, "  modalities: {}", s.modalities.join(", "))?;
     }
     if !s.data_types.is_empty() {
-        out.push_str(&format!("  datatypes: {}\n", s.data_types.join(", ")));
+        writeln!(out, "  datatypes: {}", s.data_types.join(", "))?;
     }
-    out.push_str(&format!(
-        "  {} {}, schema version {}\n",
+    writeln!(
+        out,
+        "  {} {}, schema version {}",
         s.version_key,
         s.dataset_version.as_deref().unwrap_or("(not declared)"),
         s.schema_version
-    ));
+    )?;
     let verdict = if errors == 0 {
         paint.wrap(
             "1;32",
@@ -346,8 +371,7 @@ pub fn render_text(report: &Report, verbose: bool, color: bool) -> String {
             ),
         )
     };
-    out.push_str(&format!("  {verdict}\n"));
-    out
+    writeln!(out, "  {verdict}")
 }
 
 fn plural(n: usize, word: &str) -> String {

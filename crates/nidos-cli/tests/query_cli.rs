@@ -68,7 +68,7 @@ fn validator_view(
     let mut name_errors = BTreeSet::new();
     for i in &report.issues {
         if i.code == "NOT_INCLUDED" {
-            not_included.insert(i.location.clone());
+            not_included.insert(i.location.to_string());
         }
         if matches!(
             i.code.as_str(),
@@ -83,7 +83,7 @@ fn validator_view(
                 | "INVALID_ENTITY_LABEL"
                 | "ENTITY_WITH_NO_LABEL"
         ) {
-            name_errors.insert(i.location.clone());
+            name_errors.insert(i.location.to_string());
         }
     }
     let ds = Dataset::open(

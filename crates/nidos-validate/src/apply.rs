@@ -1,14 +1,14 @@
 //! Applies the schema's selector-based rules (checks, sidecar/JSON field rules, tabular
 //! rules) to one file's context.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use nidos_expr::{eval, Context, Value};
 use nidos_schema::{CheckRule, ColumnReq, Expression, FieldRule, TabularRule};
 
 use crate::engine::Engine;
-use crate::issue::{Issue, Severity};
+use crate::issue::{Issue, Severity, Sym};
 use crate::jsonschema;
 
 /// Evaluates a rule's selectors: every one must be truthy (null counts as false).
@@ -22,6 +22,8 @@ pub(crate) fn selected(selectors: &[Expression], ctx: &dyn Context) -> bool {
 /// What the rules need of a file beyond the expression context.
 pub(crate) struct FileFacts<'a> {
     pub path: &'a str,
+    /// `path`, shared by the file's issues.
+    pub location: &'a Sym,
     pub extension: &'a str,
     /// The sidecar that supplied each merged key.
     pub sidecar_origin: &'a dyn Fn(&str) -> Option<String>,
@@ -29,18 +31,98 @@ pub(crate) struct FileFacts<'a> {
 }
 
 /// Dataset-wide memory of (sidecar, key) pairs whose value was already checked, so a
-/// bad value in a shared sidecar is reported once.
+/// bad value in a shared sidecar is checked and reported once.
+///
+/// Which file reports it must not depend on which worker thread gets there first: the
+/// issue is produced after the per-file pass, as the first file in path order that
+/// reaches the pair would have produced it (its path in `affects`, its rule id).
 #[derive(Default)]
 pub(crate) struct Seen {
-    checked: Mutex<HashSet<(String, String)>>,
+    /// origin → key → what was found.
+    checked: Mutex<HashMap<String, HashMap<String, SeenValue>>>,
+}
+
+struct SeenValue {
+    /// The smallest path of a file that reached the pair, with the rule it applied and
+    /// whether that was a sidecar rule (which names the file in `affects`).
+    path: String,
+    rule: Sym,
+    sidecar_rule: bool,
+    /// The metadata name and the violation message (None: the value is valid).
+    name: Sym,
+    message: Option<String>,
 }
 
 impl Seen {
-    fn first(&self, origin: &str, key: &str) -> bool {
-        match self.checked.lock() {
-            Ok(mut set) => set.insert((origin.to_string(), key.to_string())),
-            Err(_) => true,
+    fn get_or_check(
+        &self,
+        origin: &str,
+        key: &str,
+        visit: (&str, &Sym, bool, &str),
+        check: impl FnOnce() -> Option<String>,
+    ) {
+        let (path, rule, sidecar_rule, name) = visit;
+        let update = |map: &mut HashMap<String, HashMap<String, SeenValue>>| -> bool {
+            match map.get_mut(origin).and_then(|m| m.get_mut(key)) {
+                Some(v) => {
+                    if path < v.path.as_str() {
+                        v.path = path.to_string();
+                        v.rule = rule.clone();
+                        v.sidecar_rule = sidecar_rule;
+                    }
+                    true
+                }
+                None => false,
+            }
+        };
+        let Ok(mut map) = self.checked.lock() else {
+            return;
+        };
+        if update(&mut map) {
+            return;
         }
+        // Check without holding the lock; another worker may check the same pair
+        // meanwhile, with the same result.
+        drop(map);
+        let message = check();
+        let Ok(mut map) = self.checked.lock() else {
+            return;
+        };
+        if update(&mut map) {
+            return;
+        }
+        map.entry(origin.to_string()).or_default().insert(
+            key.to_string(),
+            SeenValue {
+                path: path.to_string(),
+                rule: rule.clone(),
+                sidecar_rule,
+                name: Sym::intern(name),
+                message,
+            },
+        );
+    }
+
+    /// The JSON_SCHEMA_VALIDATION_ERROR issues of every bad value.
+    pub(crate) fn into_issues(self) -> Vec<Issue> {
+        let map = self.checked.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        for (origin, keys) in map {
+            let location = Sym::from(origin);
+            for (_, v) in keys {
+                let Some(message) = v.message else { continue };
+                let mut issue =
+                    Issue::new("JSON_SCHEMA_VALIDATION_ERROR", Severity::Error, &location)
+                        .sub(&v.name)
+                        .rule(&v.rule)
+                        .message(message);
+                if v.sidecar_rule {
+                    issue.affects.push(v.path);
+                }
+                out.push(issue);
+            }
+        }
+        out
     }
 }
 
@@ -64,7 +146,7 @@ pub(crate) fn apply_check(
         ),
         _ => ("CHECK_ERROR".to_string(), Severity::Error),
     };
-    out.push(Issue::new(code, severity, facts.path).rule(rule.id.clone()));
+    out.push(Issue::new(code, severity, facts.location).rule(&rule.id));
 }
 
 pub(crate) fn convert_severity(s: nidos_schema::Severity) -> Severity {
@@ -105,6 +187,7 @@ pub(crate) fn apply_fields(
         ctx.lookup("json")
     };
     let report_missing = !facts.derivative_dataset || engine.selects_derivatives(&rule.id);
+    let rule_id = Sym::intern(&rule.id);
     for (key, req) in &rule.fields {
         let def = engine.schema.metadata_def(key);
         let name = def.map(|d| d.name.as_str()).unwrap_or(key.as_str());
@@ -133,9 +216,9 @@ pub(crate) fn apply_fields(
                     }
                 };
                 out.push(
-                    Issue::new(code, severity, facts.path)
+                    Issue::new(code, severity, facts.location)
                         .sub(name)
-                        .rule(rule.id.clone()),
+                        .rule(&rule_id),
                 );
             }
             Some(value) => {
@@ -145,22 +228,18 @@ pub(crate) fn apply_fields(
                 } else {
                     facts.path.to_string()
                 };
-                if !seen.first(&origin, key) {
-                    continue;
-                }
-                let json = value.to_json();
-                let violations = jsonschema::check(&json, &def.def, engine);
-                if let Some(v) = violations.first() {
-                    let mut issue =
-                        Issue::new("JSON_SCHEMA_VALIDATION_ERROR", Severity::Error, origin)
-                            .sub(name)
-                            .rule(rule.id.clone())
-                            .message(format!("{name}{}: {}", v.at, v.message));
-                    if is_sidecar_rule {
-                        issue.affects.push(facts.path.to_string());
-                    }
-                    out.push(issue);
-                }
+                seen.get_or_check(
+                    &origin,
+                    key,
+                    (facts.path, &rule_id, is_sidecar_rule, name),
+                    || {
+                        let json = value.to_json();
+                        let violations = jsonschema::check(&json, &def.def, engine);
+                        violations
+                            .first()
+                            .map(|v| format!("{name}{}: {}", v.at, v.message))
+                    },
+                );
             }
         }
     }
@@ -440,9 +519,9 @@ pub(crate) fn apply_tabular(
         let Some(values) = table.columns.get(*name).and_then(|v| v.as_array()) else {
             if req.level == nidos_schema::Level::Required && !initial.contains(req.key.as_str()) {
                 out.push(
-                    Issue::new("TSV_COLUMN_MISSING", Severity::Error, facts.path)
+                    Issue::new("TSV_COLUMN_MISSING", Severity::Error, facts.location)
                         .sub(*name)
-                        .rule(rule.id.clone()),
+                        .rule(&rule.id),
                 );
             }
             continue;
@@ -470,7 +549,7 @@ pub(crate) fn apply_tabular(
                         out.push(
                             Issue::new("TSV_COLUMN_TYPE_REDEFINED", Severity::Warning, origin)
                                 .sub(*name)
-                                .rule(rule.id.clone()),
+                                .rule(&rule.id),
                         );
                         base
                     }
@@ -479,7 +558,7 @@ pub(crate) fn apply_tabular(
                 base
             }
         };
-        check_values(engine, name, &raw, values, facts.path, &rule.id, out);
+        check_values(engine, name, &raw, values, facts.location, &rule.id, out);
     }
 
     for header in &table.headers {
@@ -493,10 +572,10 @@ pub(crate) fn apply_tabular(
                 Issue::new(
                     "TSV_ADDITIONAL_COLUMNS_NOT_ALLOWED",
                     Severity::Error,
-                    facts.path,
+                    facts.location,
                 )
                 .sub(header.as_str())
-                .rule(rule.id.clone()),
+                .rule(&rule.id),
             );
         } else if side_def.as_object().is_none() {
             let (code, severity) = if policy == "allowed_if_defined" {
@@ -505,9 +584,9 @@ pub(crate) fn apply_tabular(
                 ("TSV_ADDITIONAL_COLUMNS_UNDEFINED", Severity::Warning)
             };
             out.push(
-                Issue::new(code, severity, facts.path)
+                Issue::new(code, severity, facts.location)
                     .sub(header.as_str())
-                    .rule(rule.id.clone()),
+                    .rule(&rule.id),
             );
         } else if let Some(values) = table
             .columns
@@ -515,7 +594,7 @@ pub(crate) fn apply_tabular(
             .and_then(|v| v.as_array())
         {
             let raw = RawSignature::from_column_definition(&side_def);
-            check_values(engine, header, &raw, values, facts.path, &rule.id, out);
+            check_values(engine, header, &raw, values, facts.location, &rule.id, out);
         }
     }
 
@@ -537,20 +616,24 @@ pub(crate) fn apply_tabular(
         for (i, (name, position)) in wanted.into_iter().enumerate() {
             match position {
                 None => out.push(
-                    Issue::new("TSV_COLUMN_MISSING", Severity::Error, facts.path)
+                    Issue::new("TSV_COLUMN_MISSING", Severity::Error, facts.location)
                         .sub(name)
-                        .rule(rule.id.clone())
+                        .rule(&rule.id)
                         .message(format!("required initial column {} not found", i + 1)),
                 ),
                 Some(p) if p != i => out.push(
-                    Issue::new("TSV_COLUMN_ORDER_INCORRECT", Severity::Error, facts.path)
-                        .sub(name)
-                        .rule(rule.id.clone())
-                        .message(format!(
-                            "column {name} must be column {}, found at {}",
-                            i + 1,
-                            p + 1
-                        )),
+                    Issue::new(
+                        "TSV_COLUMN_ORDER_INCORRECT",
+                        Severity::Error,
+                        facts.location,
+                    )
+                    .sub(name)
+                    .rule(&rule.id)
+                    .message(format!(
+                        "column {name} must be column {}, found at {}",
+                        i + 1,
+                        p + 1
+                    )),
                 ),
                 Some(_) => {}
             }
@@ -578,10 +661,14 @@ pub(crate) fn apply_tabular(
                     .collect();
                 if !seen.insert(key.clone()) {
                     out.push(
-                        Issue::new("TSV_INDEX_VALUE_NOT_UNIQUE", Severity::Error, facts.path)
-                            .rule(rule.id.clone())
-                            .line(row + 2)
-                            .message(format!("row {}: value {key:?} repeats", row + 2)),
+                        Issue::new(
+                            "TSV_INDEX_VALUE_NOT_UNIQUE",
+                            Severity::Error,
+                            facts.location,
+                        )
+                        .rule(&rule.id)
+                        .line(row + 2)
+                        .message(format!("row {}: value {key:?} repeats", row + 2)),
                     );
                 }
             }
@@ -594,7 +681,7 @@ fn check_values(
     name: &str,
     raw: &RawSignature,
     values: &[Value],
-    path: &str,
+    path: &Sym,
     rule_id: &str,
     out: &mut Vec<Issue>,
 ) {
@@ -612,7 +699,7 @@ fn check_values(
                 pseudo_age_reported = true;
                 out.push(
                     Issue::new("TSV_PSEUDO_AGE_DEPRECATED", Severity::Warning, path)
-                        .rule(rule_id.to_string())
+                        .rule(rule_id)
                         .line(row + 2)
                         .message(
                             "age \"89+\" is deprecated: write 89 (ages above 89 are capped at 89)",
@@ -624,7 +711,7 @@ fn check_values(
         out.push(
             Issue::new("TSV_VALUE_INCORRECT_TYPE", Severity::Error, path)
                 .sub(name)
-                .rule(rule_id.to_string())
+                .rule(rule_id)
                 .line(row + 2)
                 .message(format!("'{text}'{}", na_hint(text))),
         );

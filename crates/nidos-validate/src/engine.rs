@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use crate::apply::{self, FileFacts, Seen, TableView};
 use crate::config::Config;
 use crate::filenames;
-use crate::issue::{normalize, Issue, Severity};
+use crate::issue::{normalize, Issue, Severity, Sym};
 use crate::jsonschema::FormatCheck;
 use crate::report::{Report, Summary};
 
@@ -187,6 +187,7 @@ impl<'s> Engine<'s> {
                 },
             );
         timer.lap("per-file rules");
+        issues.extend(seen.into_issues());
         issues.extend(ds.issues().iter().map(convert_dataset_issue));
         let layout = description
             .get("DatasetType")
@@ -202,22 +203,18 @@ impl<'s> Engine<'s> {
         issues.par_sort_by(Issue::sort_key_cmp);
         normalize(&mut issues);
         if timer.on {
-            let heap: usize = issues
+            let own: usize = issues
                 .iter()
                 .map(|i| {
-                    i.code.capacity()
-                        + i.sub_code.capacity()
-                        + i.location.capacity()
-                        + i.issue_message.as_ref().map_or(0, String::capacity)
-                        + i.rule.as_ref().map_or(0, String::capacity)
+                    i.issue_message.as_ref().map_or(0, |m| m.len())
                         + i.affects.iter().map(String::capacity).sum::<usize>()
                 })
                 .sum();
             timer.lap(&format!(
-                "sort {} issues ({} MB structs, {} MB strings)",
+                "sort {} issues ({} MB structs, {} MB own strings)",
                 issues.len(),
                 (issues.capacity() * std::mem::size_of::<Issue>()) >> 20,
-                heap >> 20
+                own >> 20
             ));
         }
         let mut report = Report {
@@ -241,16 +238,13 @@ impl<'s> Engine<'s> {
     ) -> (Vec<Issue>, Vec<String>) {
         let mut out = Vec::new();
         let schema = self.schema;
+        let location = Sym::from(file.path.as_str());
         if file.size == 0 && !file.broken_symlink {
-            out.push(Issue::new(
-                "EMPTY_FILE",
-                Severity::Error,
-                file.path.as_str(),
-            ));
+            out.push(Issue::new("EMPTY_FILE", Severity::Error, &location));
         }
         let ctx = ds.context_at(idx);
-        let identified = filenames::identify(schema, file, derivative, &mut out);
-        filenames::validate(schema, file, &identified, &mut out);
+        let identified = filenames::identify(schema, file, &location, derivative, &mut out);
+        filenames::validate(schema, file, &location, &identified, &mut out);
 
         let view = Cleaned::new(
             &ctx,
@@ -266,6 +260,7 @@ impl<'s> Engine<'s> {
         let origin = |key: &str| ctx.sidecar_sources().get(key).cloned();
         let facts = FileFacts {
             path: &file.path,
+            location: &location,
             extension,
             sidecar_origin: &origin,
             derivative_dataset: derivative,
@@ -534,7 +529,7 @@ fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
     let mut issue =
         Issue::new(d.code.clone(), severity, d.location.clone()).message(d.message.clone());
     if let Some(s) = &d.sub_code {
-        issue.sub_code = s.clone();
+        issue.sub_code = Sym::intern(s);
     }
     issue.line = d.line;
     issue
@@ -710,5 +705,64 @@ fn selector_key(expr: &nidos_expr::Expr) -> Option<(usize, Vec<String>)> {
             Some((k, strings))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema");
+
+    /// A bad value in a root sidecar inherited by many files is reported once, by the
+    /// first inheriting file in path order, whichever worker thread reaches it first.
+    #[test]
+    fn shared_sidecar_error_is_deterministic() {
+        let schema = nidos_schema::load_path(Path::new(BUNDLED)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("dataset_description.json"),
+            r#"{"Name": "d", "StdVersion": "1.10.0", "BIDSVersion": "1.10.0"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("task-rest_bold.json"),
+            r#"{"TaskName": "rest", "RepetitionTime": "two seconds"}"#,
+        )
+        .unwrap();
+        for s in 0..200 {
+            let func = root.join(format!("sub-{s:03}/func"));
+            std::fs::create_dir_all(&func).unwrap();
+            std::fs::write(func.join(format!("sub-{s:03}_task-rest_bold.nii.gz")), b"x").unwrap();
+        }
+        let engine = Engine::new(&schema);
+        let opts = Options {
+            ignore_nifti_headers: true,
+            ..Default::default()
+        };
+        let runs: Vec<String> = (0..6)
+            .map(|_| {
+                let report = engine.validate(root, &opts).unwrap();
+                serde_json::to_string(&report.json()).unwrap()
+            })
+            .collect();
+        assert!(
+            runs.iter().all(|r| *r == runs[0]),
+            "reports differ between runs"
+        );
+        let report = engine.validate(root, &opts).unwrap();
+        let bad: Vec<&Issue> = report
+            .issues
+            .iter()
+            .filter(|i| i.code == "JSON_SCHEMA_VALIDATION_ERROR")
+            .collect();
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert_eq!(bad[0].location, "/task-rest_bold.json");
+        assert_eq!(bad[0].sub_code, "RepetitionTime");
+        assert_eq!(
+            bad[0].affects,
+            ["/sub-000/func/sub-000_task-rest_bold.nii.gz"]
+        );
     }
 }

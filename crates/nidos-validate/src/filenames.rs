@@ -4,7 +4,7 @@
 use nidos_dataset::FileEntry;
 use nidos_schema::{FileRule, Level, Schema};
 
-use crate::issue::{Issue, Severity};
+use crate::issue::{Issue, Severity, Sym};
 
 /// What identification decided about a file.
 pub(crate) struct Identified<'s> {
@@ -19,6 +19,7 @@ pub(crate) struct Identified<'s> {
 pub(crate) fn identify<'s>(
     schema: &'s Schema,
     file: &FileEntry,
+    location: &Sym,
     derivative: bool,
     out: &mut Vec<Issue>,
 ) -> Identified<'s> {
@@ -30,11 +31,7 @@ pub(crate) fn identify<'s>(
         .filter(|r| nidos_dataset::query::rule_claims(r, file))
         .collect();
     if rules.is_empty() {
-        out.push(Issue::new(
-            "NOT_INCLUDED",
-            Severity::Error,
-            file.path.as_str(),
-        ));
+        out.push(Issue::new("NOT_INCLUDED", Severity::Error, location));
     }
     if rules.len() > 1 {
         let by_datatype: Vec<&FileRule> = rules
@@ -79,10 +76,10 @@ const NO_LABEL: &str = "";
 pub(crate) fn validate(
     schema: &Schema,
     file: &FileEntry,
+    path: &Sym,
     id: &Identified<'_>,
     out: &mut Vec<Issue>,
 ) {
-    let path = file.path.as_str();
     if id.blank_entities {
         return;
     }

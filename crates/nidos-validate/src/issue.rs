@@ -1,7 +1,10 @@
 //! The issue model: what a validation run reports.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -42,24 +45,184 @@ impl fmt::Display for Severity {
     }
 }
 
+/// A shared, immutable string: issue codes, sub-codes, rule ids and locations are
+/// repeated across hundreds of thousands of issues, so each distinct text is stored once
+/// and issues hold a reference-counted pointer to it. Compares, hashes, orders, prints and
+/// serializes as the text itself.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Sym(Arc<str>);
+
+/// Distinct texts interned per thread before [`Sym::intern`] stops remembering new ones
+/// (bounds the memory a hostile dataset can pin with made-up column names).
+const INTERN_LIMIT: usize = 1 << 16;
+
+thread_local! {
+    static INTERNED: RefCell<HashSet<Arc<str>>> = RefCell::new(HashSet::new());
+}
+
+impl Sym {
+    /// The shared copy of `s` for this thread (codes, sub-codes, rule ids: small sets of
+    /// texts repeated many times). Threads intern separately, so a text may exist once
+    /// per worker thread.
+    pub fn intern(s: &str) -> Sym {
+        INTERNED
+            .try_with(|set| {
+                let mut set = set.borrow_mut();
+                if let Some(a) = set.get(s) {
+                    return Sym(a.clone());
+                }
+                let a: Arc<str> = Arc::from(s);
+                if set.len() < INTERN_LIMIT {
+                    set.insert(a.clone());
+                }
+                Sym(a)
+            })
+            .unwrap_or_else(|_| Sym(Arc::from(s)))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for Sym {
+    fn default() -> Sym {
+        Sym::intern("")
+    }
+}
+
+impl std::ops::Deref for Sym {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Sym {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Sym {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A fresh (not interned) copy: locations are shared by cloning one `Sym` per file.
+impl From<&str> for Sym {
+    fn from(s: &str) -> Sym {
+        Sym(Arc::from(s))
+    }
+}
+
+impl From<&String> for Sym {
+    fn from(s: &String) -> Sym {
+        Sym(Arc::from(s.as_str()))
+    }
+}
+
+impl From<String> for Sym {
+    fn from(s: String) -> Sym {
+        Sym(Arc::from(s))
+    }
+}
+
+impl From<&Sym> for Sym {
+    fn from(s: &Sym) -> Sym {
+        s.clone()
+    }
+}
+
+impl From<Sym> for String {
+    fn from(s: Sym) -> String {
+        s.0.to_string()
+    }
+}
+
+impl PartialEq<str> for Sym {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Sym {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Sym {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<Sym> for String {
+    fn eq(&self, other: &Sym) -> bool {
+        **self == *other.0
+    }
+}
+
+impl PartialEq<Sym> for str {
+    fn eq(&self, other: &Sym) -> bool {
+        *self == *other.0
+    }
+}
+
+impl PartialEq<Sym> for &str {
+    fn eq(&self, other: &Sym) -> bool {
+        **self == *other.0
+    }
+}
+
+impl Serialize for Sym {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Sym {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Sym, D::Error> {
+        String::deserialize(d).map(Sym::from)
+    }
+}
+
 /// One finding about one location of a dataset.
+///
+/// Compact: code, sub-code and rule id are interned ([`Sym::intern`]) and the location is
+/// shared by all issues of one file, so an issue is one 128-byte struct whose only own
+/// allocations are an occurrence-specific message and `affects`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Issue {
     /// The standard's issue code, e.g. `SIDECAR_KEY_REQUIRED`.
-    pub code: String,
+    pub code: Sym,
     /// A refinement of the code (often the metadata key or column concerned); empty when none.
     #[serde(default)]
-    pub sub_code: String,
+    pub sub_code: Sym,
     pub severity: Severity,
     /// Dataset-relative path with a leading `/` (or `/` for the dataset as a whole).
-    pub location: String,
+    pub location: Sym,
     /// A message specific to this occurrence (the code's general message is in `codeMessages`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub issue_message: Option<String>,
+    pub issue_message: Option<Box<str>>,
     /// The schema path of the rule that raised it, e.g. `rules.sidecars.mri.MRIFieldmap`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rule: Option<String>,
+    pub rule: Option<Sym>,
     /// 1-based line within the file, for table and JSON issues.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
@@ -69,10 +232,11 @@ pub struct Issue {
 }
 
 impl Issue {
-    pub fn new(code: impl Into<String>, severity: Severity, location: impl Into<String>) -> Issue {
+    /// `code` is interned; `location` is taken as given (pass a `&Sym` to share one).
+    pub fn new(code: impl AsRef<str>, severity: Severity, location: impl Into<Sym>) -> Issue {
         Issue {
-            code: code.into(),
-            sub_code: String::new(),
+            code: Sym::intern(code.as_ref()),
+            sub_code: Sym::default(),
             severity,
             location: location.into(),
             issue_message: None,
@@ -82,19 +246,21 @@ impl Issue {
         }
     }
 
+    /// Sets the sub-code (interned).
     #[allow(clippy::should_implement_trait)]
-    pub fn sub(mut self, sub_code: impl Into<String>) -> Issue {
-        self.sub_code = sub_code.into();
+    pub fn sub(mut self, sub_code: impl AsRef<str>) -> Issue {
+        self.sub_code = Sym::intern(sub_code.as_ref());
         self
     }
 
     pub fn message(mut self, message: impl Into<String>) -> Issue {
-        self.issue_message = Some(message.into());
+        self.issue_message = Some(message.into().into_boxed_str());
         self
     }
 
-    pub fn rule(mut self, rule: impl Into<String>) -> Issue {
-        self.rule = Some(rule.into());
+    /// Sets the rule id (interned).
+    pub fn rule(mut self, rule: impl AsRef<str>) -> Issue {
+        self.rule = Some(Sym::intern(rule.as_ref()));
         self
     }
 
@@ -121,6 +287,7 @@ impl Issue {
             ))
             .then_with(|| self.issue_message.cmp(&other.issue_message))
             .then_with(|| self.rule.cmp(&other.rule))
+            .then_with(|| self.affects.cmp(&other.affects))
     }
 }
 

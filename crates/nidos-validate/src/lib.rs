@@ -17,5 +17,5 @@ pub mod report;
 
 pub use config::Config;
 pub use engine::{Engine, Options};
-pub use issue::{Issue, Severity};
-pub use report::{Report, Summary};
+pub use issue::{Issue, Severity, Sym};
+pub use report::{Report, ReportJson, Summary};

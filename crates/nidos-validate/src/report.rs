@@ -2,7 +2,7 @@
 
 use indexmap::IndexMap;
 use serde::Serialize;
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use crate::issue::{Issue, Severity};
 
@@ -58,12 +58,46 @@ impl Report {
 
     /// The JSON report: `{"issues": {"issues": [...], "codeMessages": {...}}, "summary": {...}}`.
     pub fn to_json(&self) -> Json {
-        json!({
-            "issues": {
-                "issues": self.issues,
-                "codeMessages": self.code_messages,
-            },
-            "summary": self.summary,
-        })
+        serde_json::to_value(self.json()).unwrap_or(Json::Null)
     }
+
+    /// The JSON report as a serializable view (stream it with `serde_json::to_writer`
+    /// instead of building a [`Json`] tree); add derivative datasets with
+    /// [`ReportJson::derivative`].
+    pub fn json(&self) -> ReportJson<'_> {
+        ReportJson {
+            issues: IssuesJson {
+                issues: &self.issues,
+                code_messages: &self.code_messages,
+            },
+            summary: &self.summary,
+            derivatives_summary: IndexMap::new(),
+        }
+    }
+}
+
+/// The serializable shape of a report (docs/report.schema.json).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportJson<'a> {
+    issues: IssuesJson<'a>,
+    summary: &'a Summary,
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    derivatives_summary: IndexMap<String, ReportJson<'a>>,
+}
+
+impl<'a> ReportJson<'a> {
+    /// Adds the report of `derivatives/<name>` under `derivativesSummary`.
+    pub fn derivative(mut self, name: &str, report: &'a Report) -> ReportJson<'a> {
+        self.derivatives_summary
+            .insert(name.to_string(), report.json());
+        self
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct IssuesJson<'a> {
+    issues: &'a [Issue],
+    code_messages: &'a IndexMap<String, String>,
 }
