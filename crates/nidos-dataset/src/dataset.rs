@@ -268,8 +268,9 @@ pub struct Dataset {
     pub(crate) info: Arc<SchemaInfo>,
     pub(crate) files: Vec<FileEntry>,
     pub(crate) index: HashMap<String, usize>,
-    /// Directory (`/sub-01/anat/`) → indices of the files directly in it.
-    pub(crate) dirs: HashMap<String, Vec<usize>>,
+    /// Directory → suffix → indices of the files directly in it with that suffix (the
+    /// candidates of inheritance lookups, found without scanning the directory).
+    pub(crate) by_suffix: HashMap<String, HashMap<String, Vec<usize>>>,
     /// Every directory path (without trailing `/`; the root is absent).
     pub(crate) dir_paths: HashSet<String>,
     pub(crate) issues: Vec<DatasetIssue>,
@@ -329,13 +330,20 @@ impl Dataset {
             f.datatype = datatype_of(&f.path, &info.names).map(str::to_string);
         }
         let mut index = HashMap::with_capacity(files.len());
-        let mut dirs: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_suffix: HashMap<String, HashMap<String, Vec<usize>>> = HashMap::new();
         for (i, f) in files.iter().enumerate() {
             index.insert(f.path.clone(), i);
             if f.is_dir {
                 index.insert(f.path.trim_end_matches('/').to_string(), i);
             }
-            dirs.entry(f.dir().to_string()).or_default().push(i);
+            if let Some(suffix) = f.name.suffix.as_deref() {
+                by_suffix
+                    .entry(f.dir().to_string())
+                    .or_default()
+                    .entry(suffix.to_string())
+                    .or_default()
+                    .push(i);
+            }
         }
         let mut sub_dirs: Vec<String> = walked
             .dirs
@@ -376,7 +384,7 @@ impl Dataset {
             table_cache: (0..n).map(|_| OnceLock::new()).collect(),
             files,
             index,
-            dirs,
+            by_suffix,
             dir_paths: walked.dirs.into_iter().collect(),
             issues,
             sub_dirs,

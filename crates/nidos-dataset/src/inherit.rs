@@ -41,7 +41,7 @@ pub(crate) fn walk_back(ds: &Dataset, src: usize, t: &Target<'_>) -> Vec<Vec<usi
     let chain = if t.inherit { &chain[..] } else { &chain[..1] };
     let mut levels = Vec::new();
     for dir in chain {
-        let Some(members) = ds.dirs.get(*dir) else {
+        let Some(members) = ds.by_suffix.get(*dir).and_then(|m| m.get(suffix)) else {
             continue;
         };
         let found: Vec<usize> = members
