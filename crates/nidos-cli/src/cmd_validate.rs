@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use nidos_validate::{Config, Engine, Issue, Options, Report, Severity};
+use nidos_validate::{Config, Engine, Issue, Options, Progress, Report, Severity};
 
 use crate::schema_arg;
 
@@ -97,8 +97,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         config,
         ignore_warnings: args.ignore_warnings,
         blacklist_modalities: args.blacklist_modalities.clone(),
+        progress: None,
     };
     let engine = Engine::new(&loaded.schema);
+    let (opts, meter) = ProgressMeter::start(opts);
+    // The meter stops (and erases its line) when dropped, on error paths too.
     let report = validate_one(&engine, &args.dataset, &opts, &args.dataset_types)?;
     let mut derivatives = Vec::new();
     if args.recursive {
@@ -115,6 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ));
         }
     }
+    drop(meter);
     let failed = report.has_errors() || derivatives.iter().any(|(_, r)| r.has_errors());
     let color = match (args.color, args.no_color) {
         (_, true) => false,
@@ -140,6 +144,68 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `validating N/M files` on stderr, a few times a second, for datasets of more than
+/// [`PROGRESS_MIN_FILES`] files, only when stderr is a terminal; erased when done.
+struct ProgressMeter {
+    worker: Option<(
+        std::thread::JoinHandle<()>,
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+    )>,
+}
+
+const PROGRESS_MIN_FILES: usize = 2000;
+
+impl ProgressMeter {
+    fn start(mut opts: Options) -> (Options, ProgressMeter) {
+        if !std::io::stderr().is_terminal() {
+            return (opts, ProgressMeter { worker: None });
+        }
+        use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+        let progress = std::sync::Arc::new(Progress::default());
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let (p, s) = (progress.clone(), stop.clone());
+        let spawned = std::thread::Builder::new()
+            .name("progress".into())
+            .spawn(move || {
+                let mut shown = false;
+                while !s.load(Relaxed) {
+                    std::thread::park_timeout(std::time::Duration::from_millis(200));
+                    let total = p.total.load(Relaxed);
+                    if total > PROGRESS_MIN_FILES && !s.load(Relaxed) {
+                        let done = p.done.load(Relaxed).min(total);
+                        eprint!("\rvalidating {done}/{total} files");
+                        shown = true;
+                    }
+                }
+                if shown {
+                    eprint!("\r\x1b[K");
+                }
+            });
+        match spawned {
+            Ok(handle) => {
+                opts.progress = Some(progress);
+                (
+                    opts,
+                    ProgressMeter {
+                        worker: Some((handle, stop)),
+                    },
+                )
+            }
+            Err(_) => (opts, ProgressMeter { worker: None }),
+        }
+    }
+}
+
+impl Drop for ProgressMeter {
+    fn drop(&mut self) {
+        if let Some((handle, stop)) = self.worker.take() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            handle.thread().unpark();
+            let _ = handle.join();
+        }
+    }
 }
 
 /// Writes the report in the chosen format.

@@ -28,6 +28,16 @@ pub struct Options {
     pub ignore_warnings: bool,
     /// Modalities whose presence is an error (`--blacklist-modalities`).
     pub blacklist_modalities: Vec<String>,
+    /// Counts validated files as workers finish them (for a progress display).
+    pub progress: Option<std::sync::Arc<Progress>>,
+}
+
+/// How far a run is: `done` of `total` files (`total` is set once the dataset is
+/// walked; both are reset at the start of each dataset).
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub done: std::sync::atomic::AtomicUsize,
+    pub total: std::sync::atomic::AtomicUsize,
 }
 
 /// A schema prepared for validation (compile once, validate many datasets).
@@ -160,6 +170,13 @@ impl<'s> Engine<'s> {
         let timer = Timer::start();
         let seen = Seen::default();
         let files = ds.files();
+        let progress = opts.progress.as_deref();
+        if let Some(p) = progress {
+            use std::sync::atomic::Ordering::Relaxed;
+            p.done.store(0, Relaxed);
+            p.total
+                .store(files.iter().filter(|f| f.validated()).count(), Relaxed);
+        }
         // Each worker appends to one growing vector (large reallocations move pages
         // without copying, and untouched capacity costs no memory), then the vectors are
         // joined in file order: no per-file vectors held next to the joined one.
@@ -174,6 +191,9 @@ impl<'s> Engine<'s> {
                         let (found, sidecars) = self.validate_file(ds, i, f, derivative, &seen);
                         issues.extend(found);
                         used.extend(sidecars);
+                        if let Some(p) = progress {
+                            p.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
                     }
                     (issues, used)
                 },

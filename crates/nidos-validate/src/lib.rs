@@ -16,6 +16,6 @@ pub mod jsonschema;
 pub mod report;
 
 pub use config::Config;
-pub use engine::{Engine, Options};
+pub use engine::{Engine, Options, Progress};
 pub use issue::{Issue, Severity, Sym};
 pub use report::{Report, ReportJson, Summary};
