@@ -271,6 +271,10 @@ pub struct Dataset {
     /// Directory → suffix → indices of the files directly in it with that suffix (the
     /// candidates of inheritance lookups, found without scanning the directory).
     pub(crate) by_suffix: HashMap<String, HashMap<String, Vec<usize>>>,
+    /// [`crate::inherit::entity_key`] (directory, suffix, extension and sorted entities) →
+    /// files, so a lookup tries each subset of a file's entities instead of every file
+    /// with the suffix.
+    pub(crate) by_entities: HashMap<String, Vec<usize>>,
     /// Every directory path (without trailing `/`; the root is absent).
     pub(crate) dir_paths: HashSet<String>,
     pub(crate) issues: Vec<DatasetIssue>,
@@ -331,10 +335,29 @@ impl Dataset {
         }
         let mut index = HashMap::with_capacity(files.len());
         let mut by_suffix: HashMap<String, HashMap<String, Vec<usize>>> = HashMap::new();
+        let mut by_entities: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, f) in files.iter().enumerate() {
             index.insert(f.path.clone(), i);
             if f.is_dir {
                 index.insert(f.path.trim_end_matches('/').to_string(), i);
+            }
+            if let (Some(suffix), true) = (f.name.suffix.as_deref(), f.name.stray.is_empty()) {
+                let mut pairs: Vec<(&str, &str)> = f
+                    .name
+                    .pairs
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect();
+                pairs.sort_unstable();
+                by_entities
+                    .entry(crate::inherit::entity_key(
+                        f.dir(),
+                        suffix,
+                        &f.name.extension,
+                        &pairs,
+                    ))
+                    .or_default()
+                    .push(i);
             }
             if let Some(suffix) = f.name.suffix.as_deref() {
                 by_suffix
@@ -385,6 +408,7 @@ impl Dataset {
             files,
             index,
             by_suffix,
+            by_entities,
             dir_paths: walked.dirs.into_iter().collect(),
             issues,
             sub_dirs,

@@ -39,6 +39,9 @@ pub(crate) fn walk_back(ds: &Dataset, src: usize, t: &Target<'_>) -> Vec<Vec<usi
     };
     let chain = dir_chain(file.dir());
     let chain = if t.inherit { &chain[..] } else { &chain[..1] };
+    if t.free_entities.is_empty() && file.name.pairs.len() <= MAX_SUBSET_ENTITIES {
+        return walk_back_indexed(ds, src, suffix, t.extensions, chain);
+    }
     let mut levels = Vec::new();
     for dir in chain {
         let Some(members) = ds.by_suffix.get(*dir).and_then(|m| m.get(suffix)) else {
@@ -59,6 +62,72 @@ pub(crate) fn walk_back(ds: &Dataset, src: usize, t: &Target<'_>) -> Vec<Vec<usi
             })
             .collect();
         if !found.is_empty() {
+            levels.push(found);
+        }
+    }
+    levels
+}
+
+/// Files with more entities than this are looked up by scanning their directory.
+const MAX_SUBSET_ENTITIES: usize = 10;
+
+/// The index key of a file: directory, suffix, extension and its entities sorted by key.
+pub(crate) fn entity_key(
+    dir: &str,
+    suffix: &str,
+    extension: &str,
+    sorted_pairs: &[(&str, &str)],
+) -> String {
+    let mut key =
+        String::with_capacity(dir.len() + suffix.len() + extension.len() + 16 * sorted_pairs.len());
+    key.push_str(dir);
+    key.push('\0');
+    key.push_str(suffix);
+    key.push('\0');
+    key.push_str(extension);
+    for (k, v) in sorted_pairs {
+        key.push('\0');
+        key.push_str(k);
+        key.push('-');
+        key.push_str(v);
+    }
+    key
+}
+
+/// [`walk_back`] through the entity index: a candidate's entities are a subset of the
+/// file's, so every subset of the file's entities is looked up directly.
+fn walk_back_indexed(
+    ds: &Dataset,
+    src: usize,
+    suffix: &str,
+    extensions: &[String],
+    chain: &[&str],
+) -> Vec<Vec<usize>> {
+    let file = &ds.files[src];
+    let mut pairs: Vec<(&str, &str)> = file
+        .name
+        .pairs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    pairs.sort_unstable();
+    let n = pairs.len();
+    let mut subset: Vec<(&str, &str)> = Vec::with_capacity(n);
+    let mut levels = Vec::new();
+    for dir in chain {
+        let mut found: Vec<usize> = Vec::new();
+        for ext in extensions {
+            for mask in 0u32..(1u32 << n) {
+                subset.clear();
+                subset.extend((0..n).filter(|b| mask & (1 << b) != 0).map(|b| pairs[b]));
+                if let Some(hits) = ds.by_entities.get(&entity_key(dir, suffix, ext, &subset)) {
+                    found.extend(hits.iter().copied().filter(|&i| i != src));
+                }
+            }
+        }
+        if !found.is_empty() {
+            found.sort_unstable();
+            found.dedup();
             levels.push(found);
         }
     }
