@@ -1,14 +1,14 @@
 //! Applies the schema's selector-based rules (checks, sidecar/JSON field rules, tabular
 //! rules) to one file's context.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Mutex;
 
 use nidos_expr::{eval, Context, Value};
 use nidos_schema::{CheckRule, ColumnReq, Expression, FieldRule, TabularRule};
 
 use crate::engine::Engine;
-use crate::issue::{Issue, Severity, Sym};
+use crate::issue::{FastMap, Issue, Severity, Sym};
 use crate::jsonschema;
 
 /// Evaluates a rule's selectors: every one must be truthy (null counts as false).
@@ -39,7 +39,7 @@ pub(crate) struct FileFacts<'a> {
 #[derive(Default)]
 pub(crate) struct Seen {
     /// origin → key → what was found.
-    checked: Mutex<HashMap<String, HashMap<String, SeenValue>>>,
+    checked: Mutex<FastMap<String, FastMap<String, SeenValue>>>,
 }
 
 struct SeenValue {
@@ -62,7 +62,7 @@ impl Seen {
         check: impl FnOnce() -> Option<String>,
     ) {
         let (path, rule, sidecar_rule, name) = visit;
-        let update = |map: &mut HashMap<String, HashMap<String, SeenValue>>| -> bool {
+        let update = |map: &mut FastMap<String, FastMap<String, SeenValue>>| -> bool {
             match map.get_mut(origin).and_then(|m| m.get_mut(key)) {
                 Some(v) => {
                     if path < v.path.as_str() {

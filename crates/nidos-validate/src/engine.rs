@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use crate::apply::{self, FileFacts, Seen, TableView};
 use crate::config::Config;
 use crate::filenames;
-use crate::issue::{normalize, Issue, Severity, Sym};
+use crate::issue::{normalize, FastMap, FastSet, Issue, Severity, Sym};
 use crate::jsonschema::FormatCheck;
 use crate::report::{Report, Summary};
 
@@ -184,8 +184,8 @@ impl<'s> Engine<'s> {
             .into_par_iter()
             .with_min_len(64)
             .fold(
-                || (Vec::new(), HashSet::new()),
-                |(mut issues, mut used): (Vec<Issue>, HashSet<String>), i| {
+                || (Vec::new(), FastSet::default()),
+                |(mut issues, mut used): (Vec<Issue>, FastSet<String>), i| {
                     let f = &files[i];
                     if f.validated() {
                         let (found, sidecars) = self.validate_file(ds, i, f, derivative, &seen);
@@ -199,7 +199,7 @@ impl<'s> Engine<'s> {
                 },
             )
             .reduce(
-                || (Vec::new(), HashSet::new()),
+                || (Vec::new(), FastSet::default()),
                 |(mut a, mut used_a), (mut b, used_b)| {
                     a.append(&mut b);
                     used_a.extend(used_b);
@@ -218,9 +218,10 @@ impl<'s> Engine<'s> {
         timer.lap("dataset checks");
 
         opts.config.apply(&mut issues);
-        // A parallel stable sort first: `normalize` then finds one sorted run (same
-        // order as its own stable sort, in linear time).
-        issues.par_sort_by(Issue::sort_key_cmp);
+        // The order compares every field, so an unstable sort gives the same result as
+        // a stable one, without a scratch copy of the issues; `normalize` then finds one
+        // sorted run in linear time.
+        issues.par_sort_unstable_by(Issue::sort_key_cmp);
         normalize(&mut issues);
         if timer.on {
             let own: usize = issues
@@ -351,7 +352,7 @@ impl<'s> Engine<'s> {
         &self,
         ds: &Dataset,
         layout: &str,
-        used_sidecars: &HashSet<String>,
+        used_sidecars: &FastSet<String>,
         out: &mut Vec<Issue>,
     ) {
         if ds.find("/dataset_description.json").is_none() {
@@ -638,7 +639,7 @@ const KEY_NAMES: [&str; 4] = ["path", "suffix", "extension", "datatype"];
 #[derive(Default)]
 struct RuleIndex {
     /// Per key name: literal → rules (ascending).
-    by_value: [HashMap<String, Vec<usize>>; 4],
+    by_value: [FastMap<String, Vec<usize>>; 4],
     /// Per key name: every rule keyed on it (for files whose value is not a string).
     keyed: [Vec<usize>; 4],
     /// Rules without a key: always candidates.

@@ -49,15 +49,85 @@ impl fmt::Display for Severity {
 /// repeated across hundreds of thousands of issues, so each distinct text is stored once
 /// and issues hold a reference-counted pointer to it. Compares, hashes, orders, prints and
 /// serializes as the text itself.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Eq)]
 pub struct Sym(Arc<str>);
+
+impl std::hash::Hash for Sym {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // As the text: equal texts hash equally (pointer equality implies text equality).
+        (*self.0).hash(state)
+    }
+}
+
+impl PartialEq for Sym {
+    fn eq(&self, other: &Sym) -> bool {
+        // Interned texts usually share one allocation: no byte comparison then.
+        Arc::ptr_eq(&self.0, &other.0) || *self.0 == *other.0
+    }
+}
+
+impl Ord for Sym {
+    fn cmp(&self, other: &Sym) -> Ordering {
+        if Arc::ptr_eq(&self.0, &other.0) {
+            Ordering::Equal
+        } else {
+            self.0.cmp(&other.0)
+        }
+    }
+}
+
+impl PartialOrd for Sym {
+    fn partial_cmp(&self, other: &Sym) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A fast non-cryptographic hasher (FxHash's multiply-rotate) for the validator's
+/// internal tables of short strings; input never chooses the table sizes.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0xf1357aea2e62a9c5;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(26) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(26) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(26) ^ i).wrapping_mul(0xf1357aea2e62a9c5);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0.rotate_left(26)
+    }
+}
+
+pub(crate) type FastMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+pub(crate) type FastSet<K> = HashSet<K, std::hash::BuildHasherDefault<FastHasher>>;
 
 /// Distinct texts interned per thread before [`Sym::intern`] stops remembering new ones
 /// (bounds the memory a hostile dataset can pin with made-up column names).
 const INTERN_LIMIT: usize = 1 << 16;
 
 thread_local! {
-    static INTERNED: RefCell<HashSet<Arc<str>>> = RefCell::new(HashSet::new());
+    static INTERNED: RefCell<FastSet<Arc<str>>> = RefCell::new(FastSet::default());
 }
 
 impl Sym {
@@ -269,7 +339,8 @@ impl Issue {
         self
     }
 
-    /// The deterministic report order: code, location, sub-code, line, then the rest.
+    /// The deterministic report order: code, location, sub-code, line, then the rest
+    /// (every field takes part, so only identical issues compare equal).
     pub fn sort_key_cmp(&self, other: &Issue) -> Ordering {
         (
             &self.code,
@@ -292,7 +363,10 @@ impl Issue {
 }
 
 /// Sorts issues into report order and drops exact duplicates.
+///
+/// [`Issue::sort_key_cmp`] compares every field, so issues it finds equal are
+/// identical and an unstable sort (no scratch copy) is deterministic.
 pub fn normalize(issues: &mut Vec<Issue>) {
-    issues.sort_by(Issue::sort_key_cmp);
+    issues.sort_unstable_by(Issue::sort_key_cmp);
     issues.dedup();
 }
