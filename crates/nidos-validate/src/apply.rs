@@ -45,7 +45,7 @@ pub(crate) struct Seen {
 struct SeenValue {
     /// The smallest path of a file that reached the pair, with the rule it applied and
     /// whether that was a sidecar rule (which names the file in `affects`).
-    path: String,
+    path: Sym,
     rule: Sym,
     sidecar_rule: bool,
     /// The metadata name and the violation message (None: the value is valid).
@@ -58,15 +58,15 @@ impl Seen {
         &self,
         origin: &str,
         key: &str,
-        visit: (&str, &Sym, bool, &str),
+        visit: (&Sym, &Sym, bool, &str),
         check: impl FnOnce() -> Option<String>,
     ) {
         let (path, rule, sidecar_rule, name) = visit;
         let update = |map: &mut FastMap<String, FastMap<String, SeenValue>>| -> bool {
             match map.get_mut(origin).and_then(|m| m.get_mut(key)) {
                 Some(v) => {
-                    if path < v.path.as_str() {
-                        v.path = path.to_string();
+                    if path < &v.path {
+                        v.path = path.clone();
                         v.rule = rule.clone();
                         v.sidecar_rule = sidecar_rule;
                     }
@@ -94,7 +94,7 @@ impl Seen {
         map.entry(origin.to_string()).or_default().insert(
             key.to_string(),
             SeenValue {
-                path: path.to_string(),
+                path: path.clone(),
                 rule: rule.clone(),
                 sidecar_rule,
                 name: Sym::intern(name),
@@ -117,7 +117,7 @@ impl Seen {
                         .rule(&v.rule)
                         .message(message);
                 if v.sidecar_rule {
-                    issue.affects.push(v.path);
+                    issue.affects.push(v.path.to_string());
                 }
                 out.push(issue);
             }
@@ -231,7 +231,7 @@ pub(crate) fn apply_fields(
                 seen.get_or_check(
                     &origin,
                     key,
-                    (facts.path, &rule_id, is_sidecar_rule, name),
+                    (facts.location, &rule_id, is_sidecar_rule, name),
                     || {
                         let json = value.to_json();
                         let violations = jsonschema::check(&json, &def.def, engine);

@@ -177,10 +177,11 @@ impl<'s> Engine<'s> {
             p.total
                 .store(files.iter().filter(|f| f.validated()).count(), Relaxed);
         }
-        // Each worker appends to one growing vector (large reallocations move pages
-        // without copying, and untouched capacity costs no memory), then the vectors are
-        // joined in file order: no per-file vectors held next to the joined one.
-        let (mut issues, used_sidecars) = (0..files.len())
+        // Each rayon piece appends to one growing vector (large reallocations move
+        // pages without copying, and untouched capacity costs no memory); the pieces are
+        // then moved into one vector of the exact size, each freed once moved, so the
+        // peak is the issues plus one piece (pairwise appends would copy and hold more).
+        let pieces: Vec<(Vec<Issue>, FastSet<String>)> = (0..files.len())
             .into_par_iter()
             .with_min_len(64)
             .fold(
@@ -198,14 +199,19 @@ impl<'s> Engine<'s> {
                     (issues, used)
                 },
             )
-            .reduce(
-                || (Vec::new(), FastSet::default()),
-                |(mut a, mut used_a), (mut b, used_b)| {
-                    a.append(&mut b);
-                    used_a.extend(used_b);
-                    (a, used_a)
-                },
-            );
+            .collect();
+        let mut issues: Vec<Issue> =
+            Vec::with_capacity(pieces.iter().map(|(v, _)| v.len()).sum::<usize>() + 64);
+        let mut used_sidecars: FastSet<String> = FastSet::default();
+        for (mut piece, used) in pieces {
+            issues.append(&mut piece);
+            drop(piece);
+            if used_sidecars.is_empty() {
+                used_sidecars = used;
+            } else {
+                used_sidecars.extend(used);
+            }
+        }
         timer.lap("per-file rules");
         issues.extend(seen.into_issues());
         issues.extend(ds.issues().iter().map(convert_dataset_issue));
