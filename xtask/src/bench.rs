@@ -26,7 +26,20 @@ fn shared() -> PathBuf {
     root().join("../shared")
 }
 
+const USAGE: &str =
+    "usage: cargo xtask bench [--subjects N[,N…]] [--runs K] [--no-reference] [--no-write]
+
+  --subjects N[,N…]  synthetic dataset sizes (subjects; 1000 ≈ 32k files), default 1000
+  --runs K           measured runs per configuration after one warm-up, default 3
+  --no-reference     do not run bids-validator-deno even when it is on PATH
+  --no-write         print the table only; leave docs/performance.md unchanged
+
+Runs `nidos validate DIR --format text|json -o /dev/null` for both brands under
+/usr/bin/time (wall, user+sys, peak RSS). Set NIDOS_TIMING=1 on a single `nidos validate`
+run for per-phase durations and RSS.";
+
 struct Settings {
+    help: bool,
     subjects: Vec<u32>,
     runs: u32,
     reference: bool,
@@ -35,6 +48,7 @@ struct Settings {
 
 fn parse_args(args: &[String]) -> Result<Settings> {
     let mut s = Settings {
+        help: false,
         subjects: vec![1000],
         runs: 3,
         reference: true,
@@ -60,6 +74,7 @@ fn parse_args(args: &[String]) -> Result<Settings> {
             }
             "--no-reference" => s.reference = false,
             "--no-write" => s.write = false,
+            "--help" | "-h" => s.help = true,
             other => bail!(
                 "unknown bench option {other}; usage: cargo xtask bench [--subjects N[,N…]] \
                  [--runs K] [--no-reference] [--no-write]"
@@ -306,6 +321,10 @@ fn machine() -> String {
 /// Entry point of `cargo xtask bench`.
 pub fn run(args: &[String]) -> Result<()> {
     let settings = parse_args(args)?;
+    if settings.help {
+        println!("{USAGE}");
+        return Ok(());
+    }
     if !shared().join("bench/make_dataset.py").is_file() {
         println!(
             "skipping bench: {} is absent (the shared reference material is needed)",
