@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use indexmap::IndexMap;
-use nidos_dataset::query::{query_dataset, Match, Query};
+use nidos_dataset::query::{
+    query_dataset, query_dataset_shared, Match, Query, QueryResult, SharedMetadata,
+};
 use nidos_dataset::OpenOptions;
 
 use crate::schema_arg;
@@ -140,19 +142,39 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ignore_nifti_headers: true,
         ..OpenOptions::default()
     };
-    let result = query_dataset(&args.dataset, &loaded.schema, &opts, &q)?;
     let order: Vec<String> = loaded
         .schema
         .entities
         .iter()
         .map(|e| e.name.clone())
         .collect();
-    let text = render(&result.matches, args.format, args.with_metadata, &order);
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
-        _ => {}
-    }
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let result = if matches!(args.format, Format::Tsv | Format::Csv) {
+        // Rows are written as they are formatted; metadata is shared between files
+        // inheriting the same sidecars and each distinct sidecar set is formatted once.
+        let shared = query_dataset_shared(&args.dataset, &loaded.schema, &opts, &q)?;
+        let written = write_delimited(
+            &mut out,
+            &shared.result.matches,
+            shared.metadata.as_ref(),
+            args.format,
+            &order,
+        );
+        finish(written.and_then(|_| out.flush()))?;
+        let counts = QueryResult {
+            matches: Vec::new(),
+            rejected: shared.result.rejected,
+            derivative_files: shared.result.derivative_files,
+        };
+        // The process ends next: the OS frees the datasets and matches at once.
+        std::mem::forget(shared);
+        counts
+    } else {
+        let result = query_dataset(&args.dataset, &loaded.schema, &opts, &q)?;
+        let text = render(&result.matches, args.format, args.with_metadata, &order);
+        finish(out.write_all(text.as_bytes()).and_then(|_| out.flush()))?;
+        result
+    };
     if result.rejected > 0 {
         eprintln!(
             "note: {} file(s) not listed: no file rule of the schema accepts them (see `nidos validate`)",
@@ -166,6 +188,127 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A write error other than a closed pipe (`nidos ls … | head`) is an error.
+fn finish(r: std::io::Result<()>) -> anyhow::Result<()> {
+    match r {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// The entity columns present (as [`columns`]) and the metadata keys present, in
+/// first-seen order over the matches.
+fn shared_columns(
+    matches: &[Match],
+    shared: Option<&SharedMetadata>,
+    order: &[String],
+) -> (Vec<String>, Vec<String>) {
+    let (ents, _) = columns(matches, order);
+    let mut meta: IndexMap<&str, ()> = IndexMap::new();
+    if let Some(shared) = shared {
+        let mut seen = vec![false; shared.objects.len()];
+        for &id in &shared.of_match {
+            if let (Some(false), Some(md)) = (seen.get(id).copied(), shared.objects.get(id)) {
+                seen[id] = true;
+                for k in md.keys() {
+                    meta.entry(k.as_str()).or_insert(());
+                }
+            }
+        }
+    }
+    (ents, meta.into_keys().map(str::to_string).collect())
+}
+
+/// Writes matches as TSV or CSV rows, one per match (the same text as [`render`]).
+fn write_delimited(
+    out: &mut impl Write,
+    matches: &[Match],
+    shared: Option<&SharedMetadata>,
+    format: Format,
+    entity_order: &[String],
+) -> std::io::Result<()> {
+    let (ents, meta) = shared_columns(matches, shared, entity_order);
+    let (sep, cell): (&str, fn(&str) -> String) = if format == Format::Tsv {
+        ("\t", tsv_cell)
+    } else {
+        (",", csv_cell)
+    };
+    let mut header: Vec<String> = vec!["path".into()];
+    header.extend(ents.iter().cloned());
+    header.extend(["datatype", "suffix", "extension"].map(String::from));
+    if shared.is_some() {
+        header.extend(meta.iter().cloned());
+    }
+    out.write_all(
+        header
+            .iter()
+            .map(|h| cell(h))
+            .collect::<Vec<_>>()
+            .join(sep)
+            .as_bytes(),
+    )?;
+    out.write_all(b"\n")?;
+    // The metadata cells of each distinct merged sidecar, formatted once, each with its
+    // leading separator.
+    let meta_cells: Vec<String> = shared
+        .map(|s| {
+            s.objects
+                .iter()
+                .map(|md| {
+                    let mut t = String::new();
+                    for k in &meta {
+                        t.push_str(sep);
+                        match md.get(k) {
+                            Some(v) => t.push_str(&cell(&cell_json(v))),
+                            None => t.push_str(&cell("n/a")),
+                        }
+                    }
+                    t
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let na = "n/a";
+    let mut line = String::with_capacity(256);
+    for (n, m) in matches.iter().enumerate() {
+        line.clear();
+        line.push_str(&cell(&m.path));
+        for e in &ents {
+            line.push_str(sep);
+            line.push_str(&cell(m.entities.get(e).map(String::as_str).unwrap_or(na)));
+        }
+        line.push_str(sep);
+        line.push_str(&cell(m.datatype.as_deref().unwrap_or(na)));
+        line.push_str(sep);
+        line.push_str(&cell(m.suffix.as_deref().unwrap_or(na)));
+        line.push_str(sep);
+        line.push_str(&cell(if m.extension.is_empty() {
+            na
+        } else {
+            &m.extension
+        }));
+        if let Some(s) = shared {
+            let cells = s
+                .of_match
+                .get(n)
+                .and_then(|&id| meta_cells.get(id))
+                .map(String::as_str);
+            match cells {
+                Some(c) => line.push_str(c),
+                None => {
+                    for _ in &meta {
+                        line.push_str(sep);
+                        line.push_str(&cell(na));
+                    }
+                }
+            }
+        }
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// The entity columns present (long names, in first-seen order, which is the schema's

@@ -20,6 +20,7 @@
 //! ```
 
 use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use globset::{Glob, GlobMatcher};
@@ -28,6 +29,7 @@ use nidos_schema::{FileRule, Level, Schema};
 use rayon::prelude::*;
 
 use crate::dataset::{Dataset, DatasetError, FileEntry, OpenOptions};
+use crate::inherit::{pick, walk_back, Target};
 
 /// What to look for. Every list holds alternatives (a file matches one of them); each
 /// value is a glob (`0*`, `{rest,nback}`, `.nii*`). An empty list does not filter.
@@ -293,22 +295,92 @@ pub fn entities_of(schema: &Schema, f: &FileEntry) -> IndexMap<String, String> {
     out
 }
 
-/// The files of one opened dataset that the query matches (paths get `prefix`).
-pub fn query(
+/// Merged sidecars shared between matches. Files whose inherited sidecars are the same
+/// files (the same chain, root first) have the same merged metadata, so each distinct
+/// chain is merged and converted once.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SharedMetadata {
+    /// The distinct merged sidecars, in order of first use by the matches.
+    pub objects: Vec<serde_json::Map<String, serde_json::Value>>,
+    /// Per match (same order as the matches): its index into `objects`.
+    pub of_match: Vec<usize>,
+}
+
+/// The answer to a query whose matches carry no metadata of their own: with
+/// [`Query::with_metadata`], `metadata` holds it, shared between matches.
+#[derive(Debug)]
+pub struct SharedQueryResult {
+    /// Matches with `metadata` left `None`.
+    pub result: QueryResult,
+    pub metadata: Option<SharedMetadata>,
+    /// The datasets opened to answer (the root first, then derivative datasets), kept so
+    /// a caller can look up more about the matches; a command-line caller about to exit
+    /// may skip freeing them (`std::mem::forget`).
+    pub datasets: Vec<Dataset>,
+}
+
+/// The sidecars a file inherits (indices into [`Dataset::files`], root first): the
+/// files whose merge is its metadata. Empty for a JSON file (sidecars have none).
+fn sidecar_chain(ds: &Dataset, src: usize) -> Vec<usize> {
+    let Some(file) = ds.files().get(src) else {
+        return Vec::new();
+    };
+    if file.name.extension == ".json" {
+        return Vec::new();
+    }
+    let exts = [".json".to_string()];
+    let t = Target {
+        suffix: None,
+        extensions: &exts,
+        free_entities: &[],
+        inherit: true,
+    };
+    let mut chain: Vec<usize> = walk_back(ds, src, &t)
+        .iter()
+        .filter_map(|level| pick(ds, src, level))
+        .collect();
+    chain.reverse();
+    chain
+}
+
+fn merged_json(ds: &Dataset, idx: usize) -> serde_json::Map<String, serde_json::Value> {
+    match ds.context_at(idx).sidecar_merge().value.to_json() {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// The files of one opened dataset that the query matches (paths get `prefix`), their
+/// metadata (with [`Query::with_metadata`]) appended to `shared`.
+pub fn query_shared(
     schema: &Schema,
     ds: &Dataset,
     q: &Query,
     prefix: &str,
+    shared: &mut SharedMetadata,
 ) -> Result<(Vec<Match>, usize), QueryError> {
     let cq = q.compile(schema)?;
     let derivative = is_derivative(ds);
+    // A file whose suffix some applicable rule lists is accepted without trying each
+    // rule in turn; other files go through `accepts`.
+    let claimed_suffixes: HashSet<&str> = schema
+        .file_rules
+        .iter()
+        .filter(|r| derivative || r.category != "deriv")
+        .flat_map(|r| r.suffixes.iter().map(String::as_str))
+        .collect();
     let mut rejected = 0;
     let mut selected = Vec::new();
     for (i, f) in ds.files().iter().enumerate() {
         if !f.validated() {
             continue;
         }
-        if !accepts(schema, f, derivative) {
+        let by_suffix = f
+            .name
+            .suffix
+            .as_deref()
+            .is_some_and(|s| !s.is_empty() && claimed_suffixes.contains(s));
+        if !by_suffix && !accepts(schema, f, derivative) {
             rejected += 1;
             continue;
         }
@@ -318,15 +390,6 @@ pub fn query(
     }
     let build = |i: usize| {
         let f = &ds.files()[i];
-        let metadata = if q.with_metadata {
-            let ctx = ds.context_at(i);
-            match ctx.sidecar_merge().value.to_json() {
-                serde_json::Value::Object(m) => Some(m),
-                _ => Some(serde_json::Map::new()),
-            }
-        } else {
-            None
-        };
         let rel = f.path.trim_start_matches('/');
         Match {
             path: if prefix.is_empty() {
@@ -339,20 +402,59 @@ pub fn query(
             datatype: f.datatype.clone(),
             suffix: f.name.suffix.clone(),
             extension: f.name.extension.clone(),
-            metadata,
+            metadata: None,
         }
     };
-    // Merging sidecars dominates with metadata: spread it over the cores.
-    let out: Vec<Match> = if q.with_metadata {
-        selected
-            .into_par_iter()
-            .with_min_len(256)
-            .map(build)
-            .collect()
-    } else {
-        selected.into_iter().map(build).collect()
-    };
-    Ok((out, rejected))
+    if !q.with_metadata {
+        return Ok((selected.into_iter().map(build).collect(), rejected));
+    }
+    // Finding each file's sidecar chain is the per-file work: spread it over the cores.
+    let built: Vec<(Match, Vec<usize>)> = selected
+        .par_iter()
+        .with_min_len(256)
+        .map(|&i| (build(i), sidecar_chain(ds, i)))
+        .collect();
+    let mut ids: HashMap<Vec<usize>, usize> = HashMap::new();
+    let mut representatives: Vec<usize> = Vec::new();
+    let base = shared.objects.len();
+    let mut matches = Vec::with_capacity(built.len());
+    for ((m, chain), &i) in built.into_iter().zip(&selected) {
+        let next = base + representatives.len();
+        let id = *ids.entry(chain).or_insert_with(|| {
+            representatives.push(i);
+            next
+        });
+        shared.of_match.push(id);
+        matches.push(m);
+    }
+    let objects: Vec<serde_json::Map<String, serde_json::Value>> = representatives
+        .par_iter()
+        .map(|&i| merged_json(ds, i))
+        .collect();
+    shared.objects.extend(objects);
+    Ok((matches, rejected))
+}
+
+/// The files of one opened dataset that the query matches (paths get `prefix`).
+pub fn query(
+    schema: &Schema,
+    ds: &Dataset,
+    q: &Query,
+    prefix: &str,
+) -> Result<(Vec<Match>, usize), QueryError> {
+    let mut shared = SharedMetadata::default();
+    let (mut matches, rejected) = query_shared(schema, ds, q, prefix, &mut shared)?;
+    if q.with_metadata {
+        attach(&mut matches, &shared);
+    }
+    Ok((matches, rejected))
+}
+
+/// Gives each match its own copy of its shared metadata.
+fn attach(matches: &mut [Match], shared: &SharedMetadata) {
+    for (m, &id) in matches.iter_mut().zip(&shared.of_match) {
+        m.metadata = Some(shared.objects.get(id).cloned().unwrap_or_default());
+    }
 }
 
 /// The derivative datasets of an opened dataset: `derivatives/<name>` directories
@@ -380,17 +482,35 @@ pub fn query_dataset(
     opts: &OpenOptions,
     q: &Query,
 ) -> Result<QueryResult, QueryError> {
+    let mut r = query_dataset_shared(root, schema, opts, q)?;
+    if let Some(shared) = &r.metadata {
+        attach(&mut r.result.matches, shared);
+    }
+    Ok(r.result)
+}
+
+/// Like [`query_dataset`], but the matches' metadata is shared between files inheriting
+/// the same sidecars instead of copied into each match (cheaper for large listings).
+pub fn query_dataset_shared(
+    root: &Path,
+    schema: &Schema,
+    opts: &OpenOptions,
+    q: &Query,
+) -> Result<SharedQueryResult, QueryError> {
     q.compile(schema)?;
     let ds = Dataset::open(root, schema, opts)?;
-    let (mut matches, mut rejected) = query(schema, &ds, q, "")?;
+    let mut shared = SharedMetadata::default();
+    let (mut matches, mut rejected) = query_shared(schema, &ds, q, "", &mut shared)?;
     let derivs = derivative_datasets(&ds);
     let mut derivative_files = 0;
+    let mut subs = Vec::new();
     if q.derivatives {
         for d in &derivs {
             let sub = Dataset::open(&ds.root().join(d), schema, opts)?;
-            let (m, r) = query(schema, &sub, q, d)?;
+            let (m, r) = query_shared(schema, &sub, q, d, &mut shared)?;
             matches.extend(m);
             rejected += r;
+            subs.push(sub);
         }
     } else {
         derivative_files = ds
@@ -406,10 +526,14 @@ pub fn query_dataset(
             })
             .count();
     }
-    Ok(QueryResult {
-        matches,
-        rejected,
-        derivative_files,
+    Ok(SharedQueryResult {
+        result: QueryResult {
+            matches,
+            rejected,
+            derivative_files,
+        },
+        metadata: q.with_metadata.then_some(shared),
+        datasets: std::iter::once(ds).chain(subs).collect(),
     })
 }
 
