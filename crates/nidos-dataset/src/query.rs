@@ -343,11 +343,18 @@ fn sidecar_chain(ds: &Dataset, src: usize) -> Vec<usize> {
     chain
 }
 
-fn merged_json(ds: &Dataset, idx: usize) -> serde_json::Map<String, serde_json::Value> {
-    match ds.context_at(idx).sidecar_merge().value.to_json() {
-        serde_json::Value::Object(m) => m,
-        _ => serde_json::Map::new(),
+/// The merge of a sidecar chain (root first): a deeper sidecar's value replaces a
+/// shallower one's in place, as [`crate::FileContext::sidecar_merge`] merges them.
+fn merged_json(ds: &Dataset, chain: &[usize]) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    for &i in chain {
+        if let Some(obj) = ds.json_at(i).value.as_object() {
+            for (k, v) in obj {
+                out.insert(k.clone(), v.to_json());
+            }
+        }
     }
+    out
 }
 
 /// The files of one opened dataset that the query matches (paths get `prefix`), their
@@ -415,21 +422,25 @@ pub fn query_shared(
         .map(|&i| (build(i), sidecar_chain(ds, i)))
         .collect();
     let mut ids: HashMap<Vec<usize>, usize> = HashMap::new();
-    let mut representatives: Vec<usize> = Vec::new();
+    let mut chains: Vec<Vec<usize>> = Vec::new();
     let base = shared.objects.len();
     let mut matches = Vec::with_capacity(built.len());
-    for ((m, chain), &i) in built.into_iter().zip(&selected) {
-        let next = base + representatives.len();
-        let id = *ids.entry(chain).or_insert_with(|| {
-            representatives.push(i);
-            next
-        });
+    for (m, chain) in built {
+        let next = base + chains.len();
+        let id = match ids.get(&chain) {
+            Some(&id) => id,
+            None => {
+                chains.push(chain.clone());
+                ids.insert(chain, next);
+                next
+            }
+        };
         shared.of_match.push(id);
         matches.push(m);
     }
-    let objects: Vec<serde_json::Map<String, serde_json::Value>> = representatives
+    let objects: Vec<serde_json::Map<String, serde_json::Value>> = chains
         .par_iter()
-        .map(|&i| merged_json(ds, i))
+        .map(|chain| merged_json(ds, chain))
         .collect();
     shared.objects.extend(objects);
     Ok((matches, rejected))
