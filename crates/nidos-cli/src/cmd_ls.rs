@@ -271,24 +271,43 @@ fn write_delimited(
         })
         .unwrap_or_default();
     let na = "n/a";
+    // Appends a cell, copying it as is when it needs no escaping (most cells).
+    let special: &[char] = if format == Format::Tsv {
+        &['\\', '\t', '\n', '\r']
+    } else {
+        &[',', '"', '\n', '\r']
+    };
+    let push = |line: &mut String, s: &str| {
+        if s.contains(special) {
+            line.push_str(&cell(s));
+        } else {
+            line.push_str(s);
+        }
+    };
     let mut line = String::with_capacity(256);
     for (n, m) in matches.iter().enumerate() {
         line.clear();
-        line.push_str(&cell(&m.path));
+        push(&mut line, &m.path);
         for e in &ents {
             line.push_str(sep);
-            line.push_str(&cell(m.entities.get(e).map(String::as_str).unwrap_or(na)));
+            push(
+                &mut line,
+                m.entities.get(e).map(String::as_str).unwrap_or(na),
+            );
         }
         line.push_str(sep);
-        line.push_str(&cell(m.datatype.as_deref().unwrap_or(na)));
+        push(&mut line, m.datatype.as_deref().unwrap_or(na));
         line.push_str(sep);
-        line.push_str(&cell(m.suffix.as_deref().unwrap_or(na)));
+        push(&mut line, m.suffix.as_deref().unwrap_or(na));
         line.push_str(sep);
-        line.push_str(&cell(if m.extension.is_empty() {
-            na
-        } else {
-            &m.extension
-        }));
+        push(
+            &mut line,
+            if m.extension.is_empty() {
+                na
+            } else {
+                &m.extension
+            },
+        );
         if let Some(s) = shared {
             let cells = s
                 .of_match
@@ -300,7 +319,7 @@ fn write_delimited(
                 None => {
                     for _ in &meta {
                         line.push_str(sep);
-                        line.push_str(&cell(na));
+                        push(&mut line, na);
                     }
                 }
             }
