@@ -26,7 +26,7 @@ pub(crate) struct FileFacts<'a> {
     pub location: &'a Sym,
     pub extension: &'a str,
     /// The sidecar that supplied each merged key.
-    pub sidecar_origin: &'a dyn Fn(&str) -> Option<String>,
+    pub sidecar_origin: &'a dyn Fn(&str) -> Option<&'a str>,
     pub derivative_dataset: bool,
 }
 
@@ -226,10 +226,10 @@ pub(crate) fn apply_fields(
                 let origin = if is_sidecar_rule {
                     (facts.sidecar_origin)(name).unwrap_or_default()
                 } else {
-                    facts.path.to_string()
+                    facts.path
                 };
                 seen.get_or_check(
-                    &origin,
+                    origin,
                     key,
                     (facts.location, &rule_id, is_sidecar_rule, name),
                     || {
@@ -544,8 +544,7 @@ pub(crate) fn apply_tabular(
                 match refine(base, RawSignature::from_column_definition(&side_def)) {
                     Ok(r) => r,
                     Err(base) => {
-                        let origin =
-                            (facts.sidecar_origin)(name).unwrap_or_else(|| facts.path.to_string());
+                        let origin = (facts.sidecar_origin)(name).unwrap_or(facts.path);
                         out.push(
                             Issue::new("TSV_COLUMN_TYPE_REDEFINED", Severity::Warning, origin)
                                 .sub(*name)

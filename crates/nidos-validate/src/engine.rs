@@ -189,9 +189,7 @@ impl<'s> Engine<'s> {
                 |(mut issues, mut used): (Vec<Issue>, FastSet<String>), i| {
                     let f = &files[i];
                     if f.validated() {
-                        let (found, sidecars) = self.validate_file(ds, i, f, derivative, &seen);
-                        issues.extend(found);
-                        used.extend(sidecars);
+                        self.validate_file(ds, (i, f), derivative, &seen, &mut issues, &mut used);
                         if let Some(p) = progress {
                             p.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
@@ -258,20 +256,21 @@ impl<'s> Engine<'s> {
     fn validate_file(
         &self,
         ds: &Dataset,
-        idx: usize,
-        file: &FileEntry,
+        file: (usize, &FileEntry),
         derivative: bool,
         seen: &Seen,
-    ) -> (Vec<Issue>, Vec<String>) {
-        let mut out = Vec::new();
+        out: &mut Vec<Issue>,
+        used: &mut FastSet<String>,
+    ) {
+        let (idx, file) = file;
         let schema = self.schema;
         let location = Sym::from(file.path.as_str());
         if file.size == 0 && !file.broken_symlink {
             out.push(Issue::new("EMPTY_FILE", Severity::Error, &location));
         }
         let ctx = ds.context_at(idx);
-        let identified = filenames::identify(schema, file, &location, derivative, &mut out);
-        filenames::validate(schema, file, &location, &identified, &mut out);
+        let identified = filenames::identify(schema, file, &location, derivative, out);
+        filenames::validate(schema, file, &location, &identified, out);
 
         let view = Cleaned::new(
             &ctx,
@@ -284,7 +283,8 @@ impl<'s> Engine<'s> {
         } else {
             file.name.extension.as_str()
         };
-        let origin = |key: &str| ctx.sidecar_sources().get(key).cloned();
+        let sources = ctx.sidecar_sources();
+        let origin = |key: &str| sources.get(key).map(String::as_str);
         let facts = FileFacts {
             path: &file.path,
             location: &location,
@@ -298,21 +298,21 @@ impl<'s> Engine<'s> {
         for &i in &candidates {
             let rule = &schema.checks[i];
             if apply::selected(&rule.selectors, &view) {
-                apply::apply_check(rule, &view, &facts, &mut out);
+                apply::apply_check(rule, &view, &facts, out);
             }
         }
         self.sidecar_index.candidates(&keys, &mut candidates);
         for &i in &candidates {
             let rule = &schema.sidecar_rules[i];
             if apply::selected(&rule.selectors, &view) {
-                apply::apply_fields(self, rule, true, &view, &facts, seen, &mut out);
+                apply::apply_fields(self, rule, true, &view, &facts, seen, out);
             }
         }
         self.json_index.candidates(&keys, &mut candidates);
         for &i in &candidates {
             let rule = &schema.json_rules[i];
             if apply::selected(&rule.selectors, &view) {
-                apply::apply_fields(self, rule, false, &view, &facts, seen, &mut out);
+                apply::apply_fields(self, rule, false, &view, &facts, seen, out);
             }
         }
         let mut table_cache: Option<(Vec<String>, Value)> = None;
@@ -335,7 +335,7 @@ impl<'s> Engine<'s> {
                 headers: headers.clone(),
                 columns: columns.as_object().unwrap_or(&empty),
             };
-            apply::apply_tabular(self, rule, &view, &facts, &table, &mut out);
+            apply::apply_tabular(self, rule, &view, &facts, &table, out);
         }
         for o in ctx.sidecar_overrides() {
             out.push(
@@ -349,9 +349,10 @@ impl<'s> Engine<'s> {
         }
         ctx.load_own();
         out.extend(ctx.load_issues().iter().map(convert_dataset_issue));
-        let mut used = ctx.sidecar_merge().files.clone();
-        collect_paths(&ctx.lookup("associations"), &mut used);
-        (out, used)
+        for f in &ctx.sidecar_merge().files {
+            insert_new(used, f);
+        }
+        collect_paths(&ctx.lookup("associations"), used);
     }
 
     fn dataset_checks(
@@ -533,14 +534,23 @@ impl Timer {
     }
 }
 
+/// Adds `path` to `set`, allocating only when it is new.
+fn insert_new(set: &mut FastSet<String>, path: &str) {
+    if !set.contains(path) {
+        set.insert(path.to_string());
+    }
+}
+
 /// Gathers every `path`/`paths` string of an associations object.
-fn collect_paths(v: &Value, out: &mut Vec<String>) {
+fn collect_paths(v: &Value, out: &mut FastSet<String>) {
     let Value::Object(o) = v else { return };
     for (k, x) in o.iter() {
         match (k.as_str(), x) {
-            ("path", Value::String(s)) => out.push(s.to_string()),
+            ("path", Value::String(s)) => insert_new(out, s),
             ("paths", Value::Array(a)) => {
-                out.extend(a.iter().filter_map(|p| p.as_str().map(str::to_string)))
+                for p in a.iter().filter_map(|p| p.as_str()) {
+                    insert_new(out, p);
+                }
             }
             (_, Value::Object(_)) => collect_paths(x, out),
             _ => {}
