@@ -84,3 +84,20 @@ fn dataset_types_reject_other_types() {
     );
     assert_eq!(code, Some(16));
 }
+
+#[test]
+fn blacklisted_modalities_are_errors_at_their_datatype_directories() {
+    let ds = dataset();
+    let (code, report) = validate(ds.path(), &["--blacklistModalities", "MRI"]);
+    let hits: Vec<&serde_json::Value> = report["issues"]["issues"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["code"] == "BLACKLISTED_MODALITY")
+        .collect();
+    assert_eq!(hits.len(), 1, "{report}");
+    assert_eq!(hits[0]["location"], "/sub-01/anat");
+    assert_eq!(code, Some(16));
+    let (_, other) = validate(ds.path(), &["--blacklist-modalities", "eeg"]);
+    assert!(!codes(&other).contains(&"BLACKLISTED_MODALITY".to_string()));
+}

@@ -219,6 +219,7 @@ impl<'s> Engine<'s> {
             .unwrap_or(if derivative { "derivative" } else { "raw" })
             .to_string();
         self.dataset_checks(ds, &layout, &used_sidecars, &mut issues);
+        self.blacklisted_modalities(ds, &opts.blacklist_modalities, &mut issues);
         timer.lap("dataset checks");
 
         opts.config.apply(&mut issues);
@@ -353,6 +354,31 @@ impl<'s> Engine<'s> {
             insert_new(used, f);
         }
         collect_paths(&ctx.lookup("associations"), used);
+    }
+
+    /// `--blacklist-modalities`: every datatype directory of a listed modality is an
+    /// error, located at the directory (`/sub-01/anat`).
+    fn blacklisted_modalities(&self, ds: &Dataset, blacklist: &[String], out: &mut Vec<Issue>) {
+        if blacklist.is_empty() {
+            return;
+        }
+        let banned: Vec<(&str, &str)> = self
+            .schema
+            .modalities
+            .iter()
+            .filter(|(m, _)| blacklist.iter().any(|b| b.eq_ignore_ascii_case(m)))
+            .flat_map(|(m, dts)| dts.iter().map(move |d| (m.as_str(), d.as_str())))
+            .collect();
+        for dir in ds.directories() {
+            let name = dir.rsplit('/').next().unwrap_or(dir);
+            if let Some((modality, _)) = banned.iter().find(|(_, d)| *d == name) {
+                out.push(
+                    Issue::new("BLACKLISTED_MODALITY", Severity::Error, dir).message(format!(
+                        "{modality} data are not accepted here (--blacklist-modalities)"
+                    )),
+                );
+            }
+        }
     }
 
     fn dataset_checks(
