@@ -22,6 +22,9 @@ pub struct OpenOptions {
     pub max_rows: Option<usize>,
     /// The filesystem to read from.
     pub fs: Arc<dyn Fs>,
+    /// Estimated bytes of parsed tables kept for reuse (default
+    /// [`crate::load::TABLE_CACHE_BUDGET`]); tables beyond it are parsed per use.
+    pub table_cache_budget: usize,
 }
 
 impl Default for OpenOptions {
@@ -30,6 +33,7 @@ impl Default for OpenOptions {
             ignore_nifti_headers: false,
             max_rows: None,
             fs: Arc::new(OsFs),
+            table_cache_budget: crate::load::TABLE_CACHE_BUDGET,
         }
     }
 }
@@ -283,6 +287,8 @@ pub struct Dataset {
     pub(crate) ses_dirs: HashMap<String, Vec<String>>,
     pub(crate) json_cache: Vec<OnceLock<Arc<JsonLoad>>>,
     pub(crate) table_cache: Vec<OnceLock<Arc<TableLoad>>>,
+    /// Estimated bytes held by `table_cache` (see `load::TABLE_CACHE_BUDGET`).
+    pub(crate) table_cache_bytes: std::sync::atomic::AtomicUsize,
     pub(crate) dataset_value: OnceLock<Value>,
     pub(crate) tree_value: OnceLock<Value>,
     pub(crate) subject_values: HashMap<String, OnceLock<Value>>,
@@ -405,6 +411,7 @@ impl Dataset {
             info,
             json_cache: (0..n).map(|_| OnceLock::new()).collect(),
             table_cache: (0..n).map(|_| OnceLock::new()).collect(),
+            table_cache_bytes: std::sync::atomic::AtomicUsize::new(0),
             files,
             index,
             by_suffix,

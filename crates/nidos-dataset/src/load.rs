@@ -1,6 +1,7 @@
 //! Glue between the dataset (which reads bytes through [`crate::fs::Fs`]) and the
 //! loaders (which parse bytes), with per-dataset caches so each file is parsed once.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use nidos_expr::Value;
@@ -38,6 +39,24 @@ pub struct TableLoad {
     /// The `columns` value (null when the table could not be read).
     pub value: Value,
     pub issues: Vec<DatasetIssue>,
+}
+
+/// Default upper bound of the memory the per-dataset table cache may hold (estimated).
+pub const TABLE_CACHE_BUDGET: usize = 64 * 1024 * 1024;
+
+impl TableLoad {
+    /// Estimated heap size: each cell is held as a `String` in the table and as a string
+    /// value in `columns`.
+    pub fn approx_bytes(&self) -> usize {
+        let Some(t) = &self.table else { return 64 };
+        let cells: usize = t
+            .columns
+            .iter()
+            .flat_map(|c| c.iter())
+            .map(|cell| 2 * (cell.len() + 32))
+            .sum();
+        cells + 256
+    }
 }
 
 /// A value loaded from a file header and the issues found.
@@ -134,10 +153,27 @@ impl Dataset {
 
     /// The parsed table of TSV file `idx` (cached). Participant and session tables are
     /// always read whole; others keep at most `max_rows` rows.
+    /// The parsed table of file `idx`. Tables are kept for later lookups while their
+    /// total estimated size stays within the budget of [`crate::OpenOptions`]; beyond it a table is
+    /// parsed for the caller and dropped after use, so memory stays bounded however
+    /// many large tables a dataset holds.
     pub(crate) fn table_at(&self, idx: usize) -> Arc<TableLoad> {
-        self.table_cache[idx]
-            .get_or_init(|| Arc::new(self.load_table(idx)))
-            .clone()
+        if let Some(t) = self.table_cache[idx].get() {
+            return t.clone();
+        }
+        let load = Arc::new(self.load_table(idx));
+        let cost = load.approx_bytes();
+        let before = self.table_cache_bytes.fetch_add(cost, Ordering::Relaxed);
+        if before.saturating_add(cost) > self.opts.table_cache_budget {
+            self.table_cache_bytes.fetch_sub(cost, Ordering::Relaxed);
+            return load;
+        }
+        if self.table_cache[idx].set(load.clone()).is_err() {
+            // Another thread cached it first: keep its copy, give back the budget.
+            self.table_cache_bytes.fetch_sub(cost, Ordering::Relaxed);
+            return self.table_cache[idx].get().cloned().unwrap_or(load);
+        }
+        load
     }
 
     fn load_table(&self, idx: usize) -> TableLoad {

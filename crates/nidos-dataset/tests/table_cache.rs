@@ -1,0 +1,74 @@
+//! The table cache is bounded: with a zero budget every table is parsed per use, and
+//! every context sees exactly what it sees with the default budget.
+
+use std::path::Path;
+
+use nidos_dataset::{Dataset, OpenOptions};
+use nidos_expr::Context;
+
+const SCHEMA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema");
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+#[test]
+fn zero_budget_gives_the_same_contexts() {
+    let schema = nidos_schema::load_path(Path::new(SCHEMA)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "dataset_description.json",
+        r#"{"Name": "x", "StdVersion": "1.11.1"}"#,
+    );
+    write(
+        root,
+        "participants.tsv",
+        "participant_id\tage\nsub-01\t30\nsub-02\t40\n",
+    );
+    for sub in ["01", "02"] {
+        for run in 1..=3 {
+            let stem = format!("sub-{sub}/func/sub-{sub}_task-a_run-{run}");
+            write(root, &format!("{stem}_bold.nii.gz"), "");
+            write(
+                root,
+                &format!("{stem}_events.tsv"),
+                "onset\tduration\n1\t2\n3\t\n",
+            );
+        }
+    }
+    let open = |budget: usize| {
+        let opts = OpenOptions {
+            table_cache_budget: budget,
+            ..OpenOptions::default()
+        };
+        Dataset::open(root, &schema, &opts).unwrap()
+    };
+    let cached = open(OpenOptions::default().table_cache_budget);
+    let uncached = open(0);
+    assert_eq!(cached.files().len(), uncached.files().len());
+    for i in 0..cached.files().len() {
+        let (a, b) = (cached.context_at(i), uncached.context_at(i));
+        for name in ["columns", "associations", "dataset"] {
+            assert_eq!(
+                a.lookup(name),
+                b.lookup(name),
+                "{name} of {}",
+                cached.files()[i].path
+            );
+            // A second lookup (served from the cache, or parsed again) is the same.
+            assert_eq!(b.lookup(name), uncached.context_at(i).lookup(name));
+        }
+        a.load_own();
+        b.load_own();
+        assert_eq!(
+            format!("{:?}", a.load_issues()),
+            format!("{:?}", b.load_issues()),
+            "{}",
+            cached.files()[i].path
+        );
+    }
+}
