@@ -101,8 +101,11 @@ impl fmt::Display for Level {
     }
 }
 
-/// Severity of an issue a rule raises.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+/// Severity of an issue a rule raises, and of a reported issue. `Ignore` issues stay in
+/// reports (so a config that silences a code is visible) but never fail a run.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -125,6 +128,12 @@ impl Severity {
             Severity::Warning => "warning",
             Severity::Ignore => "ignore",
         }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -140,21 +140,12 @@ pub(crate) fn apply_check(
         return;
     }
     let (code, severity) = match &rule.issue {
-        Some(spec) if !spec.code.is_empty() => (
-            spec.code.clone(),
-            spec.level.map(convert_severity).unwrap_or(Severity::Error),
-        ),
+        Some(spec) if !spec.code.is_empty() => {
+            (spec.code.clone(), spec.level.unwrap_or(Severity::Error))
+        }
         _ => ("CHECK_ERROR".to_string(), Severity::Error),
     };
     out.push(Issue::new(code, severity, facts.location).rule(&rule.id));
-}
-
-pub(crate) fn convert_severity(s: nidos_schema::Severity) -> Severity {
-    match s {
-        nidos_schema::Severity::Error => Severity::Error,
-        nidos_schema::Severity::Warning => Severity::Warning,
-        nidos_schema::Severity::Ignore => Severity::Ignore,
-    }
 }
 
 fn level_severity(level: nidos_schema::Level) -> Option<Severity> {

@@ -8,42 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-/// How serious an issue is. `Ignore` issues are kept in reports (so a config that
-/// silences a code is visible) but never fail a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Error,
-    Warning,
-    Ignore,
-}
-
-impl Severity {
-    /// Maps a schema rule level to a severity: `required`/`error` are errors,
-    /// everything that is advice (`recommended`, `warning`, `deprecated`…) warns.
-    pub fn from_level(level: &str) -> Option<Severity> {
-        match level {
-            "error" | "required" => Some(Severity::Error),
-            "warning" | "recommended" | "deprecated" => Some(Severity::Warning),
-            "ignore" => Some(Severity::Ignore),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Ignore => "ignore",
-        }
-    }
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use nidos_schema::Severity;
 
 /// A shared, immutable string: issue codes, sub-codes, rule ids and locations are
 /// repeated across hundreds of thousands of issues, so each distinct text is stored once
