@@ -60,6 +60,17 @@ pub fn load_for_dataset(args: &SchemaArgs, dataset: &Path) -> anyhow::Result<Loa
     }
     let newest = Schema::bundled().map_err(load_error)?;
     let declared = declared_version(dataset, &newest.brand.version_key);
+    let mut warnings = Vec::new();
+    if declared.is_none() {
+        if let Some(other) = other_brand_key(dataset, &newest) {
+            warnings.push(format!(
+                "dataset_description.json declares {other}, not {}: the dataset is written for \
+                 another brand of the standard; validate it with --schema and that brand's \
+                 compiled schema.json",
+                newest.brand.version_key
+            ));
+        }
+    }
     let (version, warning) = nidos_schema::select_version(
         args.std_version.as_deref(),
         declared.as_deref(),
@@ -70,8 +81,24 @@ pub fn load_for_dataset(args: &SchemaArgs, dataset: &Path) -> anyhow::Result<Loa
     } else {
         Schema::for_version(&version).map_err(load_error)?
     };
-    Ok(Loaded {
-        schema,
-        warnings: warning.map(|w| w.to_string()).into_iter().collect(),
-    })
+    warnings.extend(warning.map(|w| w.to_string()));
+    Ok(Loaded { schema, warnings })
+}
+
+/// A key of the dataset description, other than this schema's version key, whose name
+/// ends in `Version` and whose value is one of the standard's version names: the version
+/// key of another brand (e.g. a dataset written for the upstream brand).
+fn other_brand_key(dataset: &Path, schema: &Schema) -> Option<String> {
+    let text = std::fs::read(dataset.join("dataset_description.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    v.as_object()?
+        .iter()
+        .find(|(k, val)| {
+            k.ends_with("Version")
+                && **k != schema.brand.version_key
+                && val
+                    .as_str()
+                    .is_some_and(|s| schema.versions.iter().any(|known| known == s))
+        })
+        .map(|(k, _)| k.clone())
 }

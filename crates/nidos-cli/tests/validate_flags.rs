@@ -101,3 +101,31 @@ fn blacklisted_modalities_are_errors_at_their_datatype_directories() {
     let (_, other) = validate(ds.path(), &["--blacklist-modalities", "eeg"]);
     assert!(!codes(&other).contains(&"BLACKLISTED_MODALITY".to_string()));
 }
+
+#[test]
+fn a_dataset_of_another_brand_gets_a_hint() {
+    let ds = dataset();
+    let hint = |dir: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_nidos"))
+            .env(
+                "NIDOS_SCHEMA_DIR",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema"),
+            )
+            .arg("validate")
+            .arg(dir)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stderr).contains("another brand")
+    };
+    assert!(!hint(ds.path()), "a Std dataset needs no hint");
+    write(
+        ds.path(),
+        "dataset_description.json",
+        r#"{"Name": "x", "BIDSVersion": "1.11.1"}"#,
+    );
+    assert!(
+        hint(ds.path()),
+        "a dataset declaring another brand's version key gets the hint"
+    );
+}
