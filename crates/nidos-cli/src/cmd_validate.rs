@@ -251,7 +251,7 @@ fn validate_one(
         .validate(dir, opts)
         .with_context(|| format!("cannot validate {}", dir.display()))?;
     if !types.is_empty() {
-        let kind = dataset_type(dir);
+        let kind = report.dataset_type.clone();
         if !types.contains(&kind) {
             report.issues.insert(
                 0,
@@ -274,20 +274,6 @@ fn validate_one(
         }
     }
     Ok(report)
-}
-
-/// `DatasetType` of a dataset: as declared, else derivative when `GeneratedBy` is
-/// present, else raw.
-fn dataset_type(dir: &Path) -> String {
-    let desc: serde_json::Value = std::fs::read(dir.join("dataset_description.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    match desc.get("DatasetType").and_then(|v| v.as_str()) {
-        Some(t) => t.to_string(),
-        None if desc.get("GeneratedBy").is_some() => "derivative".into(),
-        None => "raw".into(),
-    }
 }
 
 /// `derivatives/<name>` directories that are datasets of their own, sorted.

@@ -129,3 +129,20 @@ fn a_dataset_of_another_brand_gets_a_hint() {
         "a dataset declaring another brand's version key gets the hint"
     );
 }
+
+#[test]
+fn generated_by_without_dataset_type_is_a_derivative() {
+    let ds = dataset();
+    write(
+        ds.path(),
+        "dataset_description.json",
+        r#"{"Name": "x", "StdVersion": "1.11.1", "Authors": ["A", "B"], "GeneratedBy": [{"Name": "pipe"}]}"#,
+    );
+    let (_, as_raw) = validate(ds.path(), &["--dataset-types", "raw"]);
+    assert!(
+        codes(&as_raw).contains(&"UNSUPPORTED_DATASET_TYPE".to_string()),
+        "{as_raw}"
+    );
+    let (_, as_derivative) = validate(ds.path(), &["--dataset-types", "derivative"]);
+    assert!(!codes(&as_derivative).contains(&"UNSUPPORTED_DATASET_TYPE".to_string()));
+}

@@ -469,6 +469,16 @@ impl Dataset {
         &self.sub_dirs
     }
 
+    /// `DatasetType` of the dataset (`raw`, `derivative`, `study`…): as declared, else
+    /// implied by the description ([`crate::load::implied_dataset_type`]).
+    pub fn dataset_type(&self) -> String {
+        let description = self.dataset_value().get("dataset_description");
+        match description.get("DatasetType").as_str() {
+            Some(t) => t.to_string(),
+            None => crate::load::implied_dataset_type(&description).to_string(),
+        }
+    }
+
     /// Every directory of the dataset (`/sub-01/anat`, no trailing `/`), sorted.
     pub fn directories(&self) -> Vec<&str> {
         let mut dirs: Vec<&str> = self.dir_paths.iter().map(String::as_str).collect();

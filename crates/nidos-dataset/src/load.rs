@@ -66,9 +66,18 @@ pub struct HeaderLoad {
     pub issues: Vec<DatasetIssue>,
 }
 
-/// `dataset_description.json` without `DatasetType` reads as `"raw"`, the standard's
-/// default (the reference validator fills it in the same way, so rules never see it
-/// missing).
+/// The dataset type a description implies when it does not declare `DatasetType`:
+/// `derivative` when it names what generated the data (`GeneratedBy`), else `raw`.
+pub fn implied_dataset_type(description: &Value) -> &'static str {
+    if description.get("GeneratedBy").is_null() {
+        "raw"
+    } else {
+        "derivative"
+    }
+}
+
+/// `dataset_description.json` without `DatasetType` reads with the implied type
+/// ([`implied_dataset_type`]), so rules never see it missing.
 fn with_defaults(path: &str, v: Value) -> Value {
     if path != "/dataset_description.json" {
         return v;
@@ -76,7 +85,7 @@ fn with_defaults(path: &str, v: Value) -> Value {
     match v.as_object() {
         Some(o) if !o.contains_key("DatasetType") => {
             let mut o = o.clone();
-            o.insert("DatasetType".into(), Value::str("raw"));
+            o.insert("DatasetType".into(), Value::str(implied_dataset_type(&v)));
             Value::object(o)
         }
         _ => v,

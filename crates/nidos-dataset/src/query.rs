@@ -212,11 +212,7 @@ pub struct QueryResult {
 /// Whether a dataset declares itself a derivative (`DatasetType`, else `GeneratedBy`),
 /// deciding whether derivative file rules apply, as the validator does.
 pub fn is_derivative(ds: &Dataset) -> bool {
-    let desc = ds.dataset_value().get("dataset_description");
-    match desc.get("DatasetType").as_str() {
-        Some(t) => t == "derivative",
-        None => !desc.get("GeneratedBy").is_null(),
-    }
+    ds.dataset_type() == "derivative"
 }
 
 /// Glob match of a core-file stem pattern (`*` any run, `?` one character).

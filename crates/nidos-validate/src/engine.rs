@@ -161,12 +161,8 @@ impl<'s> Engine<'s> {
     }
 
     pub fn validate_dataset(&self, ds: &Dataset, opts: &Options) -> Report {
-        let dataset_value = ds.dataset_value();
-        let description = dataset_value.get("dataset_description");
-        let derivative = match description.get("DatasetType").as_str() {
-            Some(t) => t == "derivative",
-            None => !description.get("GeneratedBy").is_null(),
-        };
+        let layout = ds.dataset_type();
+        let derivative = layout == "derivative";
         let timer = Timer::start();
         let seen = Seen::default();
         let files = ds.files();
@@ -213,11 +209,6 @@ impl<'s> Engine<'s> {
         timer.lap("per-file rules");
         issues.extend(seen.into_issues());
         issues.extend(ds.issues().iter().map(convert_dataset_issue));
-        let layout = description
-            .get("DatasetType")
-            .as_str()
-            .unwrap_or(if derivative { "derivative" } else { "raw" })
-            .to_string();
         self.dataset_checks(ds, &layout, &used_sidecars, &mut issues);
         self.blacklisted_modalities(ds, &opts.blacklist_modalities, &mut issues);
         timer.lap("dataset checks");
@@ -247,6 +238,7 @@ impl<'s> Engine<'s> {
             code_messages: self.code_messages(&issues),
             issues,
             summary: self.summary(ds),
+            dataset_type: layout,
         };
         if opts.ignore_warnings {
             report.drop_warnings();

@@ -34,6 +34,9 @@ pub struct Report {
     /// The general message of each code that occurs.
     pub code_messages: IndexMap<String, String>,
     pub summary: Summary,
+    /// The dataset's `DatasetType` (declared or implied), which chose the layout and
+    /// the file rules that applied.
+    pub dataset_type: String,
 }
 
 impl Report {
