@@ -102,6 +102,15 @@ impl Dataset {
         o.insert("ignored".into(), Value::array(ignored));
         o.insert("datatypes".into(), strs(self.datatypes()));
         o.insert("modalities".into(), strs(self.modalities()));
+        // Where the dataset sits: its root folder's name and the name of the folder holding
+        // it (a derivative at `…/derivatives/<pipeline>/` has `derivatives` here).
+        let base = |p: Option<&std::path::Path>| {
+            p.and_then(|p| p.file_name())
+                .map(|n| Value::str(n.to_string_lossy().as_ref()))
+                .unwrap_or_else(|| Value::str(""))
+        };
+        o.insert("dir_name".into(), base(Some(self.root.as_path())));
+        o.insert("parent_dir_name".into(), base(self.root.parent()));
         let mut subjects = Object::new();
         subjects.insert("sub_dirs".into(), strs(self.sub_dirs.clone()));
         if let Some(i) = self.index_of("/participants.tsv") {
