@@ -366,10 +366,10 @@ pub fn write_text(
             let limit = if verbose { usize::MAX } else { SHOWN_LOCATIONS };
             for i in issues.iter().take(limit) {
                 write!(out, "    {}", i.location)?;
-                if let Some(n) = i.line {
+                if let Some(n) = i.line_number() {
                     write!(out, ":{n}")?;
                 }
-                if let Some(m) = &i.issue_message {
+                if let Some(m) = i.issue_message() {
                     write!(out, "  {}", m.lines().next().unwrap_or(""))?;
                 }
                 out.write_all(b"\n")?;

@@ -9,7 +9,7 @@ use nidos_expr::Value;
 use crate::assoc::AssocDef;
 use crate::filename::{datatype_of, parse_name, NameTable, ParsedName};
 use crate::fs::{Fs, OsFs};
-use crate::load::{JsonLoad, TableLoad};
+use crate::load::JsonLoad;
 pub use crate::loaders::Severity;
 
 /// How to open a dataset.
@@ -286,9 +286,8 @@ pub struct Dataset {
     /// `sub-XX` → its `ses-YY` directories.
     pub(crate) ses_dirs: HashMap<String, Vec<String>>,
     pub(crate) json_cache: Vec<OnceLock<Arc<JsonLoad>>>,
-    pub(crate) table_cache: Vec<OnceLock<Arc<TableLoad>>>,
-    /// Estimated bytes held by `table_cache` (see `load::TABLE_CACHE_BUDGET`).
-    pub(crate) table_cache_bytes: std::sync::atomic::AtomicUsize,
+    /// Recently used parsed tables, within `opts.table_cache_budget` bytes.
+    pub(crate) table_cache: std::sync::Mutex<crate::load::TableCache>,
     pub(crate) dataset_value: OnceLock<Value>,
     pub(crate) tree_value: OnceLock<Value>,
     pub(crate) subject_values: HashMap<String, OnceLock<Value>>,
@@ -410,8 +409,7 @@ impl Dataset {
             opts: opts.clone(),
             info,
             json_cache: (0..n).map(|_| OnceLock::new()).collect(),
-            table_cache: (0..n).map(|_| OnceLock::new()).collect(),
-            table_cache_bytes: std::sync::atomic::AtomicUsize::new(0),
+            table_cache: Default::default(),
             files,
             index,
             by_suffix,

@@ -1,7 +1,6 @@
 //! Glue between the dataset (which reads bytes through [`crate::fs::Fs`]) and the
 //! loaders (which parse bytes), with per-dataset caches so each file is parsed once.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use nidos_expr::Value;
@@ -42,7 +41,55 @@ pub struct TableLoad {
 }
 
 /// Default upper bound of the memory the per-dataset table cache may hold (estimated).
-pub const TABLE_CACHE_BUDGET: usize = 64 * 1024 * 1024;
+/// The cache keeps the most recently used tables: files are validated in path order, so
+/// the tables one directory's files share (its scans table, the events next to a run)
+/// are reused while that directory is worked on, and older ones make room.
+pub const TABLE_CACHE_BUDGET: usize = 8 * 1024 * 1024;
+
+/// Parsed tables by file index, least recently used evicted first once their estimated
+/// size passes the budget.
+#[derive(Debug, Default)]
+pub(crate) struct TableCache {
+    /// File index → (table, estimated bytes, last use).
+    entries: std::collections::HashMap<usize, (Arc<TableLoad>, usize, u64)>,
+    /// Last use → file index, oldest first.
+    by_use: std::collections::BTreeMap<u64, usize>,
+    bytes: usize,
+    clock: u64,
+}
+
+impl TableCache {
+    fn get(&mut self, idx: usize) -> Option<Arc<TableLoad>> {
+        self.clock += 1;
+        let clock = self.clock;
+        let entry = self.entries.get_mut(&idx)?;
+        self.by_use.remove(&entry.2);
+        entry.2 = clock;
+        self.by_use.insert(clock, idx);
+        Some(entry.0.clone())
+    }
+
+    /// Keeps `load` (unless it alone exceeds the budget), evicting the oldest tables
+    /// until the total fits.
+    fn insert(&mut self, idx: usize, load: Arc<TableLoad>, budget: usize) {
+        let cost = load.approx_bytes();
+        if cost > budget || self.entries.contains_key(&idx) {
+            return;
+        }
+        while self.bytes + cost > budget {
+            let Some((_, old)) = self.by_use.pop_first() else {
+                break;
+            };
+            if let Some((_, c, _)) = self.entries.remove(&old) {
+                self.bytes -= c;
+            }
+        }
+        self.clock += 1;
+        self.by_use.insert(self.clock, idx);
+        self.entries.insert(idx, (load, cost, self.clock));
+        self.bytes += cost;
+    }
+}
 
 impl TableLoad {
     /// Estimated heap size: each cell is held as a `String` in the table and as a string
@@ -167,21 +214,16 @@ impl Dataset {
     /// parsed for the caller and dropped after use, so memory stays bounded however
     /// many large tables a dataset holds.
     pub(crate) fn table_at(&self, idx: usize) -> Arc<TableLoad> {
-        if let Some(t) = self.table_cache[idx].get() {
-            return t.clone();
+        fn lock(c: &std::sync::Mutex<TableCache>) -> std::sync::MutexGuard<'_, TableCache> {
+            c.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
         }
+        if let Some(t) = lock(&self.table_cache).get(idx) {
+            return t;
+        }
+        // Parsed outside the lock; two threads may parse one table at once, and the
+        // second keeps the first's copy out of the cache (same contents).
         let load = Arc::new(self.load_table(idx));
-        let cost = load.approx_bytes();
-        let before = self.table_cache_bytes.fetch_add(cost, Ordering::Relaxed);
-        if before.saturating_add(cost) > self.opts.table_cache_budget {
-            self.table_cache_bytes.fetch_sub(cost, Ordering::Relaxed);
-            return load;
-        }
-        if self.table_cache[idx].set(load.clone()).is_err() {
-            // Another thread cached it first: keep its copy, give back the budget.
-            self.table_cache_bytes.fetch_sub(cost, Ordering::Relaxed);
-            return self.table_cache[idx].get().cloned().unwrap_or(load);
-        }
+        lock(&self.table_cache).insert(idx, load.clone(), self.opts.table_cache_budget);
         load
     }
 

@@ -117,7 +117,7 @@ impl Seen {
                         .rule(&v.rule)
                         .message(message);
                 if v.sidecar_rule {
-                    issue.affects.push(v.path.to_string());
+                    issue.extra_mut().affects.push(v.path.to_string());
                 }
                 out.push(issue);
             }

@@ -223,8 +223,8 @@ impl<'s> Engine<'s> {
             let own: usize = issues
                 .iter()
                 .map(|i| {
-                    i.issue_message.as_ref().map_or(0, |m| m.len())
-                        + i.affects.iter().map(String::capacity).sum::<usize>()
+                    i.issue_message().map_or(0, str::len)
+                        + i.affects().iter().map(String::capacity).sum::<usize>()
                 })
                 .sum();
             timer.lap(&format!(
@@ -433,7 +433,7 @@ impl<'s> Engine<'s> {
         for group in by_dir.values().filter(|g| g.len() > 1) {
             for p in group {
                 let mut issue = Issue::new("CASE_COLLISION", Severity::Error, *p);
-                issue.affects = group
+                issue.extra_mut().affects = group
                     .iter()
                     .filter(|q| *q != p)
                     .map(|q| q.to_string())
@@ -586,7 +586,9 @@ fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
     if let Some(s) = &d.sub_code {
         issue.sub_code = Sym::intern(s);
     }
-    issue.line = d.line;
+    if let Some(l) = d.line {
+        issue = issue.line(l);
+    }
     issue
 }
 
@@ -816,7 +818,7 @@ mod tests {
         assert_eq!(bad[0].location, "/task-rest_bold.json");
         assert_eq!(bad[0].sub_code, "RepetitionTime");
         assert_eq!(
-            bad[0].affects,
+            bad[0].affects(),
             ["/sub-000/func/sub-000_task-rest_bold.nii.gz"]
         );
     }

@@ -14,20 +14,23 @@ pub use nidos_schema::Severity;
 /// repeated across hundreds of thousands of issues, so each distinct text is stored once
 /// and issues hold a reference-counted pointer to it. Compares, hashes, orders, prints and
 /// serializes as the text itself.
+///
+/// One pointer wide (the shared box holds the text's pointer and length), so an issue's
+/// four texts cost 32 bytes.
 #[derive(Clone, Eq)]
-pub struct Sym(Arc<str>);
+pub struct Sym(Arc<Box<str>>);
 
 impl std::hash::Hash for Sym {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         // As the text: equal texts hash equally (pointer equality implies text equality).
-        (*self.0).hash(state)
+        self.as_str().hash(state)
     }
 }
 
 impl PartialEq for Sym {
     fn eq(&self, other: &Sym) -> bool {
         // Interned texts usually share one allocation: no byte comparison then.
-        Arc::ptr_eq(&self.0, &other.0) || *self.0 == *other.0
+        Arc::ptr_eq(&self.0, &other.0) || self.as_str() == other.as_str()
     }
 }
 
@@ -36,7 +39,7 @@ impl Ord for Sym {
         if Arc::ptr_eq(&self.0, &other.0) {
             Ordering::Equal
         } else {
-            self.0.cmp(&other.0)
+            self.as_str().cmp(other.as_str())
         }
     }
 }
@@ -92,7 +95,7 @@ pub(crate) type FastSet<K> = HashSet<K, std::hash::BuildHasherDefault<FastHasher
 const INTERN_LIMIT: usize = 1 << 16;
 
 thread_local! {
-    static INTERNED: RefCell<FastSet<Arc<str>>> = RefCell::new(FastSet::default());
+    static INTERNED: RefCell<FastSet<Sym>> = RefCell::new(FastSet::default());
 }
 
 impl Sym {
@@ -104,19 +107,24 @@ impl Sym {
             .try_with(|set| {
                 let mut set = set.borrow_mut();
                 if let Some(a) = set.get(s) {
-                    return Sym(a.clone());
+                    return a.clone();
                 }
-                let a: Arc<str> = Arc::from(s);
+                let a = Sym::from(s);
                 if set.len() < INTERN_LIMIT {
                     set.insert(a.clone());
                 }
-                Sym(a)
+                a
             })
-            .unwrap_or_else(|_| Sym(Arc::from(s)))
+            .unwrap_or_else(|_| Sym::from(s))
     }
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// Whether the text is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 
@@ -147,32 +155,32 @@ impl std::borrow::Borrow<str> for Sym {
 
 impl fmt::Debug for Sym {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl fmt::Display for Sym {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
 /// A fresh (not interned) copy: locations are shared by cloning one `Sym` per file.
 impl From<&str> for Sym {
     fn from(s: &str) -> Sym {
-        Sym(Arc::from(s))
+        Sym(Arc::new(Box::from(s)))
     }
 }
 
 impl From<&String> for Sym {
     fn from(s: &String) -> Sym {
-        Sym(Arc::from(s.as_str()))
+        Sym::from(s.as_str())
     }
 }
 
 impl From<String> for Sym {
     fn from(s: String) -> Sym {
-        Sym(Arc::from(s))
+        Sym(Arc::new(s.into_boxed_str()))
     }
 }
 
@@ -184,49 +192,49 @@ impl From<&Sym> for Sym {
 
 impl From<Sym> for String {
     fn from(s: Sym) -> String {
-        s.0.to_string()
+        s.as_str().to_string()
     }
 }
 
 impl PartialEq<str> for Sym {
     fn eq(&self, other: &str) -> bool {
-        &*self.0 == other
+        self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for Sym {
     fn eq(&self, other: &&str) -> bool {
-        &*self.0 == *other
+        self.as_str() == *other
     }
 }
 
 impl PartialEq<String> for Sym {
     fn eq(&self, other: &String) -> bool {
-        *self.0 == **other
+        self.as_str() == other.as_str()
     }
 }
 
 impl PartialEq<Sym> for String {
     fn eq(&self, other: &Sym) -> bool {
-        **self == *other.0
+        *self == other.as_str()
     }
 }
 
 impl PartialEq<Sym> for str {
     fn eq(&self, other: &Sym) -> bool {
-        *self == *other.0
+        self == other.as_str()
     }
 }
 
 impl PartialEq<Sym> for &str {
     fn eq(&self, other: &Sym) -> bool {
-        **self == *other.0
+        *self == other.as_str()
     }
 }
 
 impl Serialize for Sym {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -239,25 +247,92 @@ impl<'de> Deserialize<'de> for Sym {
 /// One finding about one location of a dataset.
 ///
 /// Compact: code, sub-code and rule id are interned ([`Sym::intern`]) and the location is
-/// shared by all issues of one file, so an issue is one 128-byte struct whose only own
-/// allocations are an occurrence-specific message and `affects`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// shared by all issues of one file; the occurrence-specific parts that few issues have
+/// (a message, a line, other files concerned) live in one optional box. An issue is 48
+/// bytes with no allocation of its own in the common case.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Issue {
     /// The standard's issue code, e.g. `SIDECAR_KEY_REQUIRED`.
     pub code: Sym,
     /// A refinement of the code (often the metadata key or column concerned); empty when none.
-    #[serde(default)]
     pub sub_code: Sym,
     pub severity: Severity,
     /// Dataset-relative path with a leading `/` (or `/` for the dataset as a whole).
     pub location: Sym,
+    /// The schema path of the rule that raised it, e.g. `rules.sidecars.mri.MRIFieldmap`.
+    pub rule: Option<Sym>,
+    /// Message, line and affected files, when the issue has any of them.
+    pub extra: Option<Box<IssueExtra>>,
+}
+
+/// The report form of an issue: one flat object, keys in this order.
+#[derive(Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    bound(serialize = "S: Serialize, M: Serialize, A: Serialize + AsRef<[String]>")
+)]
+struct IssueRepr<S, M, A> {
+    code: S,
+    #[serde(default)]
+    sub_code: S,
+    severity: Severity,
+    location: S,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    issue_message: Option<M>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rule: Option<S>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(default, skip_serializing_if = "is_empty_list")]
+    affects: A,
+}
+
+fn is_empty_list<A: AsRef<[String]>>(a: &A) -> bool {
+    a.as_ref().is_empty()
+}
+
+impl Serialize for Issue {
+    fn serialize<Ser: serde::Serializer>(&self, s: Ser) -> Result<Ser::Ok, Ser::Error> {
+        IssueRepr {
+            code: &self.code,
+            sub_code: &self.sub_code,
+            severity: self.severity,
+            location: &self.location,
+            issue_message: self.issue_message(),
+            rule: self.rule.as_ref(),
+            line: self.line_number(),
+            affects: self.affects(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Issue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Issue, D::Error> {
+        let r = IssueRepr::<Sym, String, Vec<String>>::deserialize(d)?;
+        let mut issue = Issue::new(&r.code, r.severity, r.location);
+        issue.sub_code = r.sub_code;
+        issue.rule = r.rule;
+        if let Some(m) = r.issue_message {
+            issue = issue.message(m);
+        }
+        if let Some(l) = r.line {
+            issue = issue.line(l);
+        }
+        if !r.affects.is_empty() {
+            issue.extra_mut().affects = r.affects;
+        }
+        Ok(issue)
+    }
+}
+
+/// The rarer parts of an [`Issue`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IssueExtra {
     /// A message specific to this occurrence (the code's general message is in `codeMessages`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issue_message: Option<Box<str>>,
-    /// The schema path of the rule that raised it, e.g. `rules.sidecars.mri.MRIFieldmap`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rule: Option<Sym>,
     /// 1-based line within the file, for table and JSON issues.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
@@ -274,10 +349,8 @@ impl Issue {
             sub_code: Sym::default(),
             severity,
             location: location.into(),
-            issue_message: None,
             rule: None,
-            line: None,
-            affects: Vec::new(),
+            extra: None,
         }
     }
 
@@ -289,7 +362,7 @@ impl Issue {
     }
 
     pub fn message(mut self, message: impl Into<String>) -> Issue {
-        self.issue_message = Some(message.into().into_boxed_str());
+        self.extra_mut().issue_message = Some(message.into().into_boxed_str());
         self
     }
 
@@ -300,8 +373,28 @@ impl Issue {
     }
 
     pub fn line(mut self, line: usize) -> Issue {
-        self.line = Some(line);
+        self.extra_mut().line = Some(line);
         self
+    }
+
+    /// The occurrence-specific message, if any.
+    pub fn issue_message(&self) -> Option<&str> {
+        self.extra.as_ref().and_then(|e| e.issue_message.as_deref())
+    }
+
+    /// The 1-based line, if any.
+    pub fn line_number(&self) -> Option<usize> {
+        self.extra.as_ref().and_then(|e| e.line)
+    }
+
+    /// Other files the issue concerns.
+    pub fn affects(&self) -> &[String] {
+        self.extra.as_ref().map_or(&[], |e| e.affects.as_slice())
+    }
+
+    /// The rarer parts, created on first use.
+    pub fn extra_mut(&mut self) -> &mut IssueExtra {
+        self.extra.get_or_insert_with(Box::default)
     }
 
     /// The deterministic report order: code, location, sub-code, line, then the rest
@@ -311,19 +404,19 @@ impl Issue {
             &self.code,
             &self.location,
             &self.sub_code,
-            self.line,
+            self.line_number(),
             self.severity,
         )
             .cmp(&(
                 &other.code,
                 &other.location,
                 &other.sub_code,
-                other.line,
+                other.line_number(),
                 other.severity,
             ))
-            .then_with(|| self.issue_message.cmp(&other.issue_message))
+            .then_with(|| self.issue_message().cmp(&other.issue_message()))
             .then_with(|| self.rule.cmp(&other.rule))
-            .then_with(|| self.affects.cmp(&other.affects))
+            .then_with(|| self.affects().cmp(other.affects()))
     }
 }
 

@@ -99,7 +99,7 @@ impl Expected {
                 .severity
                 .as_ref()
                 .is_none_or(|s| s == i.severity.as_str())
-            && self.line.is_none_or(|l| i.line == Some(l))
+            && self.line.is_none_or(|l| i.line_number() == Some(l))
     }
 }
 
@@ -140,7 +140,7 @@ fn write_tree(root: &Path, files: &BTreeMap<String, Json>) {
 
 fn describe(i: &Issue) -> String {
     let mut s = format!("{} [{}] {} {}", i.code, i.sub_code, i.severity, i.location);
-    if let Some(l) = i.line {
+    if let Some(l) = i.line_number() {
         s.push_str(&format!(":{l}"));
     }
     s
