@@ -188,6 +188,10 @@ fn eval_call(call: &Call, ctx: &dyn Context) -> Value {
         Func::Substr => functions::substr(&arg(0), &arg(1), &arg(2)),
         Func::AllEqual => functions::allequal(&arg(0), &arg(1)),
         Func::Unique => functions::unique(&arg(0)),
+        Func::Lower => functions::lower(&arg(0)),
+        Func::Replace => functions::replace(&arg(0), &arg(1), &arg(2)),
+        Func::Filter => functions::filter(&arg(0), &arg(1)),
+        Func::Zip => functions::zip(&arg(0), &arg(1)),
     }
 }
 

@@ -365,3 +365,93 @@ impl ScalarKey {
         })
     }
 }
+
+/// Applies a string function to a string, or to each string item of a list (other
+/// items pass unchanged); null for anything else.
+fn map_strings(v: &Value, f: impl Fn(&str) -> Option<String>) -> Value {
+    match v {
+        Value::String(s) => f(s).map(Value::str).unwrap_or(Value::Null),
+        Value::Array(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                match item {
+                    Value::String(s) => match f(s) {
+                        Some(r) => out.push(Value::str(r)),
+                        None => return Value::Null,
+                    },
+                    other => out.push(other.clone()),
+                }
+            }
+            Value::array(out)
+        }
+        _ => Value::Null,
+    }
+}
+
+/// `lower(x)`: a string in lower case, or a list with each string item in lower case.
+pub fn lower(v: &Value) -> Value {
+    map_strings(v, |s| Some(s.to_lowercase()))
+}
+
+/// `replace(x, pattern, text)`: every match of the ECMAScript pattern replaced by the
+/// literal `text`, in a string or in each string item of a list. Null when an argument
+/// has the wrong type or the pattern does not compile.
+pub fn replace(v: &Value, pattern: &Value, text: &Value) -> Value {
+    let (Value::String(pattern), Value::String(text)) = (pattern, text) else {
+        return Value::Null;
+    };
+    let compiled = regex_cache::cached(pattern);
+    let Some(re) = compiled.regex() else {
+        return Value::Null;
+    };
+    map_strings(v, |s| Some(replace_all(re, s, text)))
+}
+
+/// Replaces every match, left to right; an empty match replaces the empty string at
+/// that position and the search goes on one character further (as JavaScript does).
+fn replace_all(re: &regress::Regex, s: &str, text: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    for m in re.find_iter(s) {
+        let r = m.range();
+        out.push_str(&s[last..r.start]);
+        out.push_str(text);
+        last = r.end;
+    }
+    out.push_str(&s[last..]);
+    out
+}
+
+/// `filter(list, pattern)`: the string items of a list that the ECMAScript pattern
+/// matches (an unanchored search, as `match`). Null for a non-list or a bad pattern.
+pub fn filter(list: &Value, pattern: &Value) -> Value {
+    let (Value::Array(items), Value::String(pattern)) = (list, pattern) else {
+        return Value::Null;
+    };
+    let re = regex_cache::cached(pattern);
+    let mut out = Vec::new();
+    for item in items.iter() {
+        if let Value::String(s) = item {
+            match re.is_match(s) {
+                Some(true) => out.push(item.clone()),
+                Some(false) => {}
+                None => return Value::Null,
+            }
+        }
+    }
+    Value::array(out)
+}
+
+/// `zip(a, b)`: the pairs `[a[i], b[i]]` as long as the shorter list; null unless both
+/// are lists.
+pub fn zip(a: &Value, b: &Value) -> Value {
+    let (Value::Array(a), Value::Array(b)) = (a, b) else {
+        return Value::Null;
+    };
+    Value::array(
+        a.iter()
+            .zip(b.iter())
+            .map(|(x, y)| Value::array(vec![x.clone(), y.clone()]))
+            .collect(),
+    )
+}

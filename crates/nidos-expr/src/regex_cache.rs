@@ -18,6 +18,11 @@ impl CompiledRegex {
         }
     }
 
+    /// The compiled pattern, `None` when it is invalid.
+    pub fn regex(&self) -> Option<&regress::Regex> {
+        self.regex.as_ref().ok()
+    }
+
     /// Unanchored search. `None` when the pattern is invalid.
     pub fn is_match(&self, text: &str) -> Option<bool> {
         match &self.regex {

@@ -41,6 +41,10 @@ pub enum Func {
     Substr,
     AllEqual,
     Unique,
+    Lower,
+    Replace,
+    Filter,
+    Zip,
 }
 
 /// One row of the registry.
@@ -147,6 +151,16 @@ pub static REGISTRY: &[Entry] = &[
     function("substr", Func::Substr, 3, 3, "substr(str, start, end): characters start..end"),
     function("allequal", Func::AllEqual, 2, 2, "allequal(a, b): same length and equal items"),
     function("unique", Func::Unique, 1, 1, "unique(list): items without repeats, first kept"),
+    function("lower", Func::Lower, 1, 1, "lower(x): lower-case string, or each string of a list"),
+    function(
+        "replace",
+        Func::Replace,
+        3,
+        3,
+        "replace(x, regex, text): every match replaced, in a string or each string of a list",
+    ),
+    function("filter", Func::Filter, 2, 2, "filter(list, regex): the string items that match"),
+    function("zip", Func::Zip, 2, 2, "zip(a, b): the pairs [a[i], b[i]], as long as the shorter list"),
 ];
 
 /// Resolves a registry name (function name or operator name such as `_==_`).
