@@ -195,22 +195,17 @@ pub(crate) fn apply_fields(
                 }
                 let Some(severity) = severity else { continue };
                 let code = match &req.issue {
-                    Some(spec) if !spec.code.is_empty() => spec.code.clone(),
-                    _ => {
-                        let family = if is_sidecar_rule { "SIDECAR" } else { "JSON" };
-                        let need = if severity == Severity::Error {
-                            "REQUIRED"
-                        } else {
-                            "RECOMMENDED"
-                        };
-                        format!("{family}_KEY_{need}")
-                    }
+                    Some(spec) if !spec.code.is_empty() => spec.code.as_str(),
+                    _ => match (is_sidecar_rule, severity == Severity::Error) {
+                        (true, true) => "SIDECAR_KEY_REQUIRED",
+                        (true, false) => "SIDECAR_KEY_RECOMMENDED",
+                        (false, true) => "JSON_KEY_REQUIRED",
+                        (false, false) => "JSON_KEY_RECOMMENDED",
+                    },
                 };
-                out.push(
-                    Issue::new(code, severity, facts.location)
-                        .sub(name)
-                        .rule(&rule_id),
-                );
+                let mut issue = Issue::new(code, severity, facts.location).sub(name);
+                issue.rule = Some(rule_id.clone());
+                out.push(issue);
             }
             Some(value) => {
                 let Some(def) = def else { continue };

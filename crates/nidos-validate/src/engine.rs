@@ -157,7 +157,13 @@ impl<'s> Engine<'s> {
         let timer = Timer::start();
         let ds = Dataset::open(root, self.schema, &open)?;
         timer.lap("open dataset (walk, names, sidecars)");
-        Ok(self.validate_dataset(&ds, opts))
+        let report = self.validate_dataset(&ds, opts);
+        // Freeing a large dataset's file list and caches takes a noticeable share of the
+        // run; the report does not need it, so it is freed beside the caller's work (a
+        // command that exits right away does not wait for it).
+        // (When no thread can be started, the closure and the dataset are dropped here.)
+        std::thread::Builder::new().spawn(move || drop(ds)).ok();
+        Ok(report)
     }
 
     pub fn validate_dataset(&self, ds: &Dataset, opts: &Options) -> Report {
@@ -173,40 +179,40 @@ impl<'s> Engine<'s> {
             p.total
                 .store(files.iter().filter(|f| f.validated()).count(), Relaxed);
         }
-        // Each rayon piece appends to one growing vector (large reallocations move
-        // pages without copying, and untouched capacity costs no memory); the pieces are
-        // then moved into one vector of the exact size, each freed once moved, so the
-        // peak is the issues plus one piece (pairwise appends would copy and hold more).
-        let pieces: Vec<(Vec<Issue>, FastSet<String>)> = (0..files.len())
+        // Each rayon piece keeps its issues in fixed-size chunks (no growing vector that
+        // leaves its old copies behind in the allocator); the chunks are then moved into
+        // one vector of the exact size, each freed as soon as it is moved, so the peak is
+        // the issues plus one chunk.
+        let pieces: Vec<(IssueChunks, FastSet<String>)> = (0..files.len())
             .into_par_iter()
             .with_min_len(64)
             .fold(
-                || (Vec::new(), FastSet::default()),
-                |(mut issues, mut used): (Vec<Issue>, FastSet<String>), i| {
+                || (IssueChunks::default(), FastSet::default()),
+                |(mut chunks, mut used): (IssueChunks, FastSet<String>), i| {
                     let f = &files[i];
                     if f.validated() {
-                        self.validate_file(ds, (i, f), derivative, &seen, &mut issues, &mut used);
+                        let scratch = &mut chunks.scratch;
+                        self.validate_file(ds, (i, f), derivative, &seen, scratch, &mut used);
+                        chunks.commit();
                         if let Some(p) = progress {
                             p.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
                     }
-                    (issues, used)
+                    (chunks, used)
                 },
             )
             .collect();
-        let mut issues: Vec<Issue> =
-            Vec::with_capacity(pieces.iter().map(|(v, _)| v.len()).sum::<usize>() + 64);
+        let total = pieces.iter().map(|(c, _)| c.len).sum::<usize>();
+        let n_pieces = pieces.len();
+        let mut issues: Vec<Issue> = Vec::with_capacity(total + 64);
         let mut used_sidecars: FastSet<String> = FastSet::default();
-        for (mut piece, used) in pieces {
-            issues.append(&mut piece);
-            drop(piece);
-            if used_sidecars.is_empty() {
-                used_sidecars = used;
-            } else {
-                used_sidecars.extend(used);
+        for (chunks, used) in pieces {
+            for mut chunk in chunks.full {
+                issues.append(&mut chunk);
             }
+            used_sidecars.extend(used);
         }
-        timer.lap("per-file rules");
+        timer.lap(&format!("per-file rules ({n_pieces} pieces)"));
         issues.extend(seen.into_issues());
         issues.extend(ds.issues().iter().map(convert_dataset_issue));
         self.dataset_checks(ds, &layout, &used_sidecars, &mut issues);
@@ -572,6 +578,35 @@ fn collect_paths(v: &Value, out: &mut FastSet<String>) {
             }
             (_, Value::Object(_)) => collect_paths(x, out),
             _ => {}
+        }
+    }
+}
+
+/// A worker's issues in chunks of [`IssueChunks::CHUNK`]: each file's issues are
+/// collected in `scratch` and then moved to the last chunk.
+#[derive(Default)]
+struct IssueChunks {
+    full: Vec<Vec<Issue>>,
+    scratch: Vec<Issue>,
+    len: usize,
+}
+
+impl IssueChunks {
+    /// Issues per chunk (about 200 KB: large enough to be mapped separately by the
+    /// allocator, so freeing one returns its memory).
+    const CHUNK: usize = 4096;
+
+    fn commit(&mut self) {
+        self.len += self.scratch.len();
+        for issue in self.scratch.drain(..) {
+            match self.full.last_mut() {
+                Some(c) if c.len() < c.capacity() => c.push(issue),
+                _ => {
+                    let mut c = Vec::with_capacity(Self::CHUNK);
+                    c.push(issue);
+                    self.full.push(c);
+                }
+            }
         }
     }
 }
