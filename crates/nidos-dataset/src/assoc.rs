@@ -1,6 +1,11 @@
 //! Associations (`meta.associations` of the schema): files that go with a data file
 //! (events, bval/bvec, channels, coordinate systems…) and the payload each exposes in
 //! the context's `associations`.
+//!
+//! An association with `reverse: <name>` looks the other way: it is the first file
+//! whose `<name>` association resolves to this one (e.g. `events_data`: a data file an
+//! events file applies to). Its payload is that file's `path`; it is absent when no
+//! file uses this one.
 
 use std::sync::Arc;
 
@@ -21,6 +26,8 @@ pub struct AssocDef {
     pub extensions: Vec<String>,
     pub free_entities: Vec<String>,
     pub inherit: bool,
+    /// `reverse: <association>`: the files that association links to this one.
+    pub reverse: Option<String>,
 }
 
 fn strings(v: Option<&serde_json::Value>) -> Vec<String> {
@@ -62,6 +69,10 @@ pub fn parse_definitions(raw: &serde_json::Value) -> Vec<AssocDef> {
                 extensions: strings(target.and_then(|t| t.get("extension"))),
                 free_entities: strings(target.and_then(|t| t.get("entities"))),
                 inherit: def.get("inherit").and_then(|v| v.as_bool()).unwrap_or(true),
+                reverse: def
+                    .get("reverse")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string),
             }
         })
         .collect()
@@ -107,26 +118,33 @@ pub(crate) fn associations(ctx: &FileContext<'_>) -> (Value, Vec<DatasetIssue>) 
         if !selects(def, ctx) {
             continue;
         }
-        let free = short_keys(ctx, &def.free_entities);
-        let t = Target {
-            suffix: def.suffix.as_deref(),
-            extensions: &def.extensions,
-            free_entities: &free,
-            inherit: def.inherit,
-        };
-        let levels = walk_back(ds, src, &t);
-        let Some(first) = levels.first() else {
-            continue;
-        };
-        if def.name == "coordsystems" {
-            out.insert(def.name.clone(), coordsystems(ctx, first));
+        if let Some(forward) = &def.reverse {
+            let forward = ds
+                .schema_info()
+                .associations
+                .iter()
+                .find(|d| &d.name == forward && d.reverse.is_none());
+            if let Some(user) = forward.and_then(|f| first_user(ctx, f)) {
+                let mut o = Object::new();
+                o.insert("path".into(), Value::str(ds.files[user].path.as_str()));
+                out.insert(def.name.clone(), Value::object(o));
+            }
             continue;
         }
-        let chosen = match pick(ds, src, first) {
+        let free = short_keys(ctx, &def.free_entities);
+        let first = match resolve(ctx, def, src, &free) {
+            Resolved::None => continue,
+            Resolved::Level(first) if def.name == "coordsystems" => {
+                out.insert(def.name.clone(), coordsystems(ctx, &first));
+                continue;
+            }
+            Resolved::Level(first) => first,
+        };
+        let chosen = match pick(ds, src, &first) {
             Some(i) => i,
             None if !def.free_entities.is_empty() => first[0],
             None => {
-                issues.push(ambiguity(ds, src, &def.name, first));
+                issues.push(ambiguity(ds, src, &def.name, &first));
                 continue;
             }
         };
@@ -135,6 +153,73 @@ pub(crate) fn associations(ctx: &FileContext<'_>) -> (Value, Vec<DatasetIssue>) 
         out.insert(def.name.clone(), payload);
     }
     (Value::object(out), issues)
+}
+
+enum Resolved {
+    None,
+    /// The candidates of the deepest level that has any.
+    Level(Vec<usize>),
+}
+
+/// The inheritance walk of one association from file `src`.
+fn resolve(ctx: &FileContext<'_>, def: &AssocDef, src: usize, free: &[String]) -> Resolved {
+    let t = Target {
+        suffix: def.suffix.as_deref(),
+        extensions: &def.extensions,
+        free_entities: free,
+        inherit: def.inherit,
+    };
+    match walk_back(ctx.dataset(), src, &t).into_iter().next() {
+        Some(first) => Resolved::Level(first),
+        None => Resolved::None,
+    }
+}
+
+/// The first file (in path order) whose `forward` association resolves to the file of
+/// `ctx`. Candidates sit in the file's directory (or below it, for an inherited
+/// association), carry its entities, are not themselves of the target kind, and pass
+/// the forward association's selectors.
+fn first_user(ctx: &FileContext<'_>, forward: &AssocDef) -> Option<usize> {
+    let ds = ctx.dataset();
+    let src = ctx.index();
+    let target = ds.files.get(src)?;
+    let suffix = target.name.suffix.as_deref()?;
+    if forward.suffix.as_deref().is_some_and(|s| s != suffix)
+        || !forward.extensions.contains(&target.name.extension)
+    {
+        return None;
+    }
+    let is_target_kind = |f: &crate::dataset::FileEntry| {
+        f.name.suffix.as_deref() == Some(suffix) && forward.extensions.contains(&f.name.extension)
+    };
+    let free = short_keys(ctx, &forward.free_entities);
+    let dir = target.dir();
+    let start = ds.files.partition_point(|f| f.path.as_str() < dir);
+    ds.files[start..]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (start + i, f))
+        .take_while(|(_, f)| f.path.starts_with(dir))
+        .filter(|(i, f)| {
+            *i != src
+                && (forward.inherit || f.dir() == dir)
+                && !is_target_kind(f)
+                && target.name.entities_subset_of(&f.name, &free)
+        })
+        .find(|(i, _)| {
+            let cand = ds.context_at(*i);
+            if !selects(forward, &cand) {
+                return false;
+            }
+            match resolve(&cand, forward, *i, &free) {
+                Resolved::None => false,
+                Resolved::Level(first) => match pick(ds, *i, &first) {
+                    Some(chosen) => chosen == src,
+                    None => !forward.free_entities.is_empty() && first.first() == Some(&src),
+                },
+            }
+        })
+        .map(|(i, _)| i)
 }
 
 fn coordsystems(ctx: &FileContext<'_>, cands: &[usize]) -> Value {

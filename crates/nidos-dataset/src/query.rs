@@ -230,7 +230,8 @@ fn stem_glob(pattern: &str, name: &str) -> bool {
     rec(&p, &n)
 }
 
-/// Whether a file rule claims a file (by exact path, stem pattern or suffix).
+/// Whether a file rule claims a file (by exact path, stem pattern with one of the
+/// rule's extensions, or suffix).
 pub fn rule_claims(rule: &FileRule, f: &FileEntry) -> bool {
     if let Some(path) = &rule.path {
         if f.path.strip_prefix('/') == Some(path.as_str()) {
@@ -241,8 +242,10 @@ pub fn rule_claims(rule: &FileRule, f: &FileEntry) -> bool {
     if let Some(stem) = &rule.stem {
         let name = f.file_name();
         let before_dot = name.split('.').next().unwrap_or(name);
+        // A stem rule claims only the extensions it lists (README.doc is not a README).
         if stem_glob(stem, before_dot)
             && (rule.datatypes.is_empty() || rule.datatypes.iter().any(|d| d == datatype))
+            && (rule.extensions.is_empty() || rule.extensions.contains(&f.name.extension))
         {
             return true;
         }
