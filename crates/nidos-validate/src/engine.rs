@@ -13,6 +13,8 @@ use rayon::prelude::*;
 use crate::apply::{self, FileFacts, Seen, TableView};
 use crate::config::Config;
 use crate::filenames;
+use std::sync::PoisonError;
+
 use crate::issue::{normalize, FastMap, FastSet, Issue, Severity, Sym};
 use crate::jsonschema::FormatCheck;
 use crate::report::{Report, Summary};
@@ -179,37 +181,36 @@ impl<'s> Engine<'s> {
             p.total
                 .store(files.iter().filter(|f| f.validated()).count(), Relaxed);
         }
-        // Each rayon piece keeps its issues in fixed-size chunks (no growing vector that
-        // leaves its old copies behind in the allocator); the chunks are then moved into
-        // one vector of the exact size, each freed as soon as it is moved, so the peak is
-        // the issues plus one chunk.
-        let pieces: Vec<(IssueChunks, FastSet<String>)> = (0..files.len())
+        // Every file's issues are collected in its worker's scratch vector and then
+        // moved into one shared vector. That vector grows by reallocation, which for a
+        // large block remaps its pages instead of copying them, so the issues are held
+        // once: no per-worker pieces to join at the end.
+        let sink: std::sync::Mutex<Vec<Issue>> = std::sync::Mutex::new(Vec::new());
+        let pieces: Vec<(Vec<Issue>, FastSet<String>)> = (0..files.len())
             .into_par_iter()
             .with_min_len(64)
             .fold(
-                || (IssueChunks::default(), FastSet::default()),
-                |(mut chunks, mut used): (IssueChunks, FastSet<String>), i| {
+                || (Vec::new(), FastSet::default()),
+                |(mut scratch, mut used): (Vec<Issue>, FastSet<String>), i| {
                     let f = &files[i];
                     if f.validated() {
-                        let scratch = &mut chunks.scratch;
-                        self.validate_file(ds, (i, f), derivative, &seen, scratch, &mut used);
-                        chunks.commit();
+                        self.validate_file(ds, (i, f), derivative, &seen, &mut scratch, &mut used);
+                        if !scratch.is_empty() {
+                            let mut all = sink.lock().unwrap_or_else(PoisonError::into_inner);
+                            all.append(&mut scratch);
+                        }
                         if let Some(p) = progress {
                             p.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
                     }
-                    (chunks, used)
+                    (scratch, used)
                 },
             )
             .collect();
-        let total = pieces.iter().map(|(c, _)| c.len).sum::<usize>();
         let n_pieces = pieces.len();
-        let mut issues: Vec<Issue> = Vec::with_capacity(total + 64);
+        let mut issues = sink.into_inner().unwrap_or_else(PoisonError::into_inner);
         let mut used_sidecars: FastSet<String> = FastSet::default();
-        for (chunks, used) in pieces {
-            for mut chunk in chunks.full {
-                issues.append(&mut chunk);
-            }
+        for (_, used) in pieces {
             used_sidecars.extend(used);
         }
         timer.lap(&format!("per-file rules ({n_pieces} pieces)"));
@@ -578,35 +579,6 @@ fn collect_paths(v: &Value, out: &mut FastSet<String>) {
             }
             (_, Value::Object(_)) => collect_paths(x, out),
             _ => {}
-        }
-    }
-}
-
-/// A worker's issues in chunks of [`IssueChunks::CHUNK`]: each file's issues are
-/// collected in `scratch` and then moved to the last chunk.
-#[derive(Default)]
-struct IssueChunks {
-    full: Vec<Vec<Issue>>,
-    scratch: Vec<Issue>,
-    len: usize,
-}
-
-impl IssueChunks {
-    /// Issues per chunk (about 200 KB: large enough to be mapped separately by the
-    /// allocator, so freeing one returns its memory).
-    const CHUNK: usize = 4096;
-
-    fn commit(&mut self) {
-        self.len += self.scratch.len();
-        for issue in self.scratch.drain(..) {
-            match self.full.last_mut() {
-                Some(c) if c.len() < c.capacity() => c.push(issue),
-                _ => {
-                    let mut c = Vec::with_capacity(Self::CHUNK);
-                    c.push(issue);
-                    self.full.push(c);
-                }
-            }
         }
     }
 }
