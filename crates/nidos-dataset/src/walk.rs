@@ -15,6 +15,7 @@ const MAX_DEPTH: usize = 64;
 /// Largest ignore file read.
 const MAX_IGNORE_BYTES: u64 = 1 << 20;
 
+#[derive(Default)]
 pub(crate) struct Walked {
     pub files: Vec<FileEntry>,
     /// Every directory walked, dataset-relative with a leading `/`, no trailing `/`.
@@ -27,7 +28,6 @@ struct Walker<'a> {
     root: &'a Path,
     info: &'a SchemaInfo,
     ignore: Option<Gitignore>,
-    out: Walked,
 }
 
 #[derive(Clone, Copy)]
@@ -39,19 +39,19 @@ struct Flags {
 pub(crate) fn walk(fs: &dyn Fs, root: &Path, info: &SchemaInfo) -> Walked {
     let mut issues = Vec::new();
     let ignore = load_ignore(fs, root, &info.ignore_file, &mut issues);
-    let mut w = Walker {
+    let w = Walker {
         fs,
         root,
         info,
         ignore,
-        out: Walked {
-            files: Vec::new(),
-            dirs: Vec::new(),
-            issues,
-        },
+    };
+    let mut out = Walked {
+        issues,
+        ..Walked::default()
     };
     let mut ancestors = vec![root.to_path_buf()];
     w.dir(
+        &mut out,
         root,
         "",
         &mut ancestors,
@@ -60,7 +60,7 @@ pub(crate) fn walk(fs: &dyn Fs, root: &Path, info: &SchemaInfo) -> Walked {
             opaque: false,
         },
     );
-    w.out
+    out
 }
 
 fn load_ignore(
@@ -113,23 +113,19 @@ impl Walker<'_> {
         }
     }
 
-    fn issue(
-        &mut self,
-        code: &str,
-        severity: Severity,
-        location: &str,
-        message: impl Into<String>,
+    fn dir(
+        &self,
+        out: &mut Walked,
+        abs: &Path,
+        rel: &str,
+        ancestors: &mut Vec<PathBuf>,
+        flags: Flags,
     ) {
-        self.out
-            .issues
-            .push(DatasetIssue::new(code, severity, location, message));
-    }
-
-    fn dir(&mut self, abs: &Path, rel: &str, ancestors: &mut Vec<PathBuf>, flags: Flags) {
         let mut names = match self.fs.read_dir(abs) {
             Ok(n) => n,
             Err(e) => {
-                self.issue(
+                issue(
+                    out,
                     "FILE_READ",
                     Severity::Error,
                     &format!("{rel}/"),
@@ -139,134 +135,169 @@ impl Walker<'_> {
             }
         };
         names.sort();
-        for name in names {
-            if name.starts_with('.') {
-                continue;
+        names.retain(|n| !n.starts_with('.'));
+        if rel.is_empty() && names.len() > 1 {
+            // The root's entries (one per subject, mostly) are walked in parallel and
+            // joined in name order, as a serial walk would list them.
+            use rayon::prelude::*;
+            let parts: Vec<Walked> = names
+                .par_iter()
+                .map(|name| {
+                    let mut part = Walked::default();
+                    let mut ancestors = ancestors.clone();
+                    self.entry(&mut part, abs, rel, name, &mut ancestors, flags);
+                    part
+                })
+                .collect();
+            for part in parts {
+                out.files.extend(part.files);
+                out.dirs.extend(part.dirs);
+                out.issues.extend(part.issues);
             }
-            let child_rel = format!("{rel}/{name}");
-            let child_abs = abs.join(&name);
-            let meta = match self.fs.metadata(&child_abs) {
-                Ok(m) => m,
+            return;
+        }
+        for name in &names {
+            self.entry(out, abs, rel, name, ancestors, flags);
+        }
+    }
+
+    /// One entry `name` of directory `abs` (`rel` from the root): a file, a directory
+    /// that is a file, or a directory to descend.
+    fn entry(
+        &self,
+        out: &mut Walked,
+        abs: &Path,
+        rel: &str,
+        name: &str,
+        ancestors: &mut Vec<PathBuf>,
+        flags: Flags,
+    ) {
+        let child_rel = format!("{rel}/{name}");
+        let child_abs = abs.join(name);
+        let meta = match self.fs.metadata(&child_abs) {
+            Ok(m) => m,
+            Err(e) => {
+                issue(
+                    out,
+                    "FILE_READ",
+                    Severity::Error,
+                    &child_rel,
+                    format!("cannot read metadata: {e}"),
+                );
+                return;
+            }
+        };
+        let mut outside = false;
+        let mut target: Option<PathBuf> = None;
+        if meta.is_symlink {
+            match self.fs.canonicalize(&child_abs) {
+                Ok(t) => {
+                    if !t.starts_with(self.root) {
+                        outside = true;
+                        issue(
+                            out,
+                            "SYMLINK_OUTSIDE_DATASET",
+                            Severity::Warning,
+                            &child_rel,
+                            format!("symbolic link points outside the dataset ({})", t.display()),
+                        );
+                    }
+                    target = Some(t);
+                }
                 Err(e) => {
-                    self.issue(
-                        "FILE_READ",
-                        Severity::Error,
-                        &child_rel,
-                        format!("cannot read metadata: {e}"),
-                    );
-                    continue;
-                }
-            };
-            let mut outside = false;
-            let mut target: Option<PathBuf> = None;
-            if meta.is_symlink {
-                match self.fs.canonicalize(&child_abs) {
-                    Ok(t) => {
-                        if !t.starts_with(self.root) {
-                            outside = true;
-                            self.issue(
-                                "SYMLINK_OUTSIDE_DATASET",
-                                Severity::Warning,
-                                &child_rel,
-                                format!(
-                                    "symbolic link points outside the dataset ({})",
-                                    t.display()
-                                ),
-                            );
-                        }
-                        target = Some(t);
-                    }
-                    Err(e) => {
-                        let looped = is_loop_error(&e);
-                        let annexed = meta
-                            .link_target
-                            .as_ref()
-                            .map(|t| is_annex_key_link(t))
-                            .unwrap_or(false);
-                        if looped {
-                            self.issue(
-                                "SYMLINK_CYCLE",
-                                Severity::Error,
-                                &child_rel,
-                                "symbolic link loop",
-                            );
-                        } else if !annexed {
-                            self.issue(
-                                "SYMLINK_BROKEN",
-                                Severity::Error,
-                                &child_rel,
-                                "symbolic link target does not exist",
-                            );
-                        }
+                    let looped = is_loop_error(&e);
+                    let annexed = meta
+                        .link_target
+                        .as_ref()
+                        .map(|t| is_annex_key_link(t))
+                        .unwrap_or(false);
+                    if looped {
+                        issue(
+                            out,
+                            "SYMLINK_CYCLE",
+                            Severity::Error,
+                            &child_rel,
+                            "symbolic link loop",
+                        );
+                    } else if !annexed {
+                        issue(
+                            out,
+                            "SYMLINK_BROKEN",
+                            Severity::Error,
+                            &child_rel,
+                            "symbolic link target does not exist",
+                        );
                     }
                 }
             }
-            let child_flags = Flags {
-                ignored: flags.ignored || self.is_ignored(&child_rel, meta.kind == Some(Kind::Dir)),
-                opaque: flags.opaque || (rel.is_empty() && self.info.opaque_dirs.contains(&name)),
-            };
-            if meta.kind == Some(Kind::Dir) {
-                let canon = target
-                    .unwrap_or_else(|| ancestors.last().map(|a| a.join(&name)).unwrap_or_default());
-                if ancestors.iter().any(|a| a == &canon) {
-                    self.issue(
-                        "SYMLINK_CYCLE",
-                        Severity::Error,
-                        &child_rel,
-                        "symbolic link to a directory that contains it; not followed",
-                    );
-                    continue;
-                }
-                if outside {
-                    continue;
-                }
-                let parsed = parse_name(&name, true);
-                if parsed.suffix.is_some()
-                    && !parsed.pairs.is_empty()
-                    && self.info.dir_extensions.contains(&parsed.extension)
-                {
-                    let size = self.dir_size(&child_abs, 0);
-                    self.out.files.push(FileEntry {
-                        path: format!("{child_rel}/"),
-                        size,
-                        is_dir: true,
-                        symlink: meta.is_symlink,
-                        broken_symlink: false,
-                        outside,
-                        ignored: child_flags.ignored,
-                        opaque: child_flags.opaque,
-                        name: parsed,
-                        datatype: None,
-                    });
-                    continue;
-                }
-                self.out.dirs.push(child_rel.clone());
-                if ancestors.len() >= MAX_DEPTH {
-                    self.issue(
-                        "FILE_READ",
-                        Severity::Error,
-                        &child_rel,
-                        "directory nesting too deep; not descended",
-                    );
-                    continue;
-                }
-                ancestors.push(canon);
-                self.dir(&child_abs, &child_rel, ancestors, child_flags);
-                ancestors.pop();
-            } else {
-                self.out.files.push(FileEntry {
-                    name: parse_name(&name, false),
-                    path: child_rel,
-                    size: meta.size,
-                    is_dir: false,
+        }
+        let child_flags = Flags {
+            ignored: flags.ignored || self.is_ignored(&child_rel, meta.kind == Some(Kind::Dir)),
+            opaque: flags.opaque || (rel.is_empty() && self.info.opaque_dirs.contains(name)),
+        };
+        if meta.kind == Some(Kind::Dir) {
+            let canon = target
+                .unwrap_or_else(|| ancestors.last().map(|a| a.join(name)).unwrap_or_default());
+            if ancestors.iter().any(|a| a == &canon) {
+                issue(
+                    out,
+                    "SYMLINK_CYCLE",
+                    Severity::Error,
+                    &child_rel,
+                    "symbolic link to a directory that contains it; not followed",
+                );
+                return;
+            }
+            if outside {
+                return;
+            }
+            let parsed = parse_name(name, true);
+            if parsed.suffix.is_some()
+                && !parsed.pairs.is_empty()
+                && self.info.dir_extensions.contains(&parsed.extension)
+            {
+                let size = self.dir_size(&child_abs, 0);
+                out.files.push(FileEntry {
+                    path: format!("{child_rel}/"),
+                    size,
+                    is_dir: true,
                     symlink: meta.is_symlink,
-                    broken_symlink: meta.kind.is_none(),
+                    broken_symlink: false,
                     outside,
                     ignored: child_flags.ignored,
                     opaque: child_flags.opaque,
+                    name: parsed,
                     datatype: None,
                 });
+                return;
             }
+            out.dirs.push(child_rel.clone());
+            if ancestors.len() >= MAX_DEPTH {
+                issue(
+                    out,
+                    "FILE_READ",
+                    Severity::Error,
+                    &child_rel,
+                    "directory nesting too deep; not descended",
+                );
+                return;
+            }
+            ancestors.push(canon);
+            self.dir(out, &child_abs, &child_rel, ancestors, child_flags);
+            ancestors.pop();
+        } else {
+            out.files.push(FileEntry {
+                name: parse_name(name, false),
+                path: child_rel,
+                size: meta.size,
+                is_dir: false,
+                symlink: meta.is_symlink,
+                broken_symlink: meta.kind.is_none(),
+                outside,
+                ignored: child_flags.ignored,
+                opaque: child_flags.opaque,
+                datatype: None,
+            });
         }
     }
 
@@ -293,6 +324,17 @@ impl Walker<'_> {
         }
         total
     }
+}
+
+fn issue(
+    out: &mut Walked,
+    code: &str,
+    severity: Severity,
+    location: &str,
+    message: impl Into<String>,
+) {
+    out.issues
+        .push(DatasetIssue::new(code, severity, location, message));
 }
 
 fn is_loop_error(e: &std::io::Error) -> bool {
