@@ -56,7 +56,7 @@ impl Dataset {
     /// Never: an entry not of this dataset gets the context of the first file with the
     /// same path, or of index 0 semantics are avoided by [`Dataset::context_at`].
     pub fn context(&self, entry: &FileEntry) -> FileContext<'_> {
-        let idx = self.index.get(&entry.path).copied().unwrap_or(usize::MAX);
+        let idx = self.index_of(&entry.path).unwrap_or(usize::MAX);
         self.context_at(idx)
     }
 

@@ -271,7 +271,6 @@ pub struct Dataset {
     pub(crate) opts: OpenOptions,
     pub(crate) info: Arc<SchemaInfo>,
     pub(crate) files: Vec<FileEntry>,
-    pub(crate) index: HashMap<String, usize>,
     /// Directory → suffix → indices of the files directly in it with that suffix (the
     /// candidates of inheritance lookups, found without scanning the directory).
     pub(crate) by_suffix: HashMap<String, HashMap<String, Vec<usize>>>,
@@ -334,18 +333,15 @@ impl Dataset {
         }
         let walked = crate::walk::walk(fs.as_ref(), &canon, &info);
         let mut files = walked.files;
-        files.sort_by(|a, b| a.path.cmp(&b.path));
+        // Paths are unique: an unstable sort gives the same order without a scratch copy.
+        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        files.shrink_to_fit();
         for f in &mut files {
             f.datatype = datatype_of(&f.path, &info.names).map(str::to_string);
         }
-        let mut index = HashMap::with_capacity(files.len());
         let mut by_suffix: HashMap<String, HashMap<String, Vec<usize>>> = HashMap::new();
         let mut by_entities: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, f) in files.iter().enumerate() {
-            index.insert(f.path.clone(), i);
-            if f.is_dir {
-                index.insert(f.path.trim_end_matches('/').to_string(), i);
-            }
             if let (Some(suffix), true) = (f.name.suffix.as_deref(), f.name.stray.is_empty()) {
                 let mut pairs: Vec<(&str, &str)> = f
                     .name
@@ -411,7 +407,6 @@ impl Dataset {
             json_cache: (0..n).map(|_| OnceLock::new()).collect(),
             table_cache: Default::default(),
             files,
-            index,
             by_suffix,
             by_entities,
             dir_paths: walked.dirs.into_iter().collect(),
@@ -454,12 +449,23 @@ impl Dataset {
         self.index_of(path).map(|i| &self.files[i])
     }
 
+    /// The index of a file in [`Dataset::files`] (sorted by path, so found by binary
+    /// search). A directory treated as a file is found with or without its trailing `/`.
     pub(crate) fn index_of(&self, path: &str) -> Option<usize> {
-        if path.starts_with('/') {
-            self.index.get(path).copied()
+        let owned;
+        let path = if path.starts_with('/') {
+            path
         } else {
-            self.index.get(&format!("/{path}")).copied()
-        }
+            owned = format!("/{path}");
+            &owned
+        };
+        let find = |p: &str| self.files.binary_search_by(|f| f.path.as_str().cmp(p)).ok();
+        find(path).or_else(|| {
+            if path.ends_with('/') {
+                return None;
+            }
+            find(&format!("{path}/")).filter(|&i| self.files[i].is_dir)
+        })
     }
 
     /// Subject directories (`sub-01`, …) at the root, sorted.
@@ -487,7 +493,7 @@ impl Dataset {
     /// Whether a dataset-relative path (leading `/`, no `..`) names a file or directory.
     pub fn path_exists(&self, path: &str) -> bool {
         let p = path.trim_end_matches('/');
-        p.is_empty() || self.index.contains_key(p) || self.dir_paths.contains(p)
+        p.is_empty() || self.index_of(p).is_some() || self.dir_paths.contains(p)
     }
 
     /// The absolute path of a dataset-relative path.

@@ -605,8 +605,7 @@ fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
 struct Cleaned<'a, 'd> {
     inner: &'a FileContext<'d>,
     entities: bool,
-    /// `path`, `suffix`, `extension`, `datatype`, `modality`, in [`KEY_NAMES`] order
-    /// for the first four.
+    /// `path`, `suffix`, `extension`, `datatype`, `modality`, in [`KEY_NAMES`] order.
     path: Value,
     suffix: Value,
     extension: Value,
@@ -641,8 +640,14 @@ impl<'a, 'd> Cleaned<'a, 'd> {
     }
 
     /// The values of [`KEY_NAMES`] as the selectors see them.
-    fn index_keys(&self) -> [&Value; 4] {
-        [&self.path, &self.suffix, &self.extension, &self.datatype]
+    fn index_keys(&self) -> [&Value; KEYS] {
+        [
+            &self.path,
+            &self.suffix,
+            &self.extension,
+            &self.datatype,
+            &self.modality,
+        ]
     }
 }
 
@@ -669,7 +674,8 @@ impl Context for Cleaned<'_, '_> {
 }
 
 /// Names whose constant comparisons in selectors index the rules.
-const KEY_NAMES: [&str; 4] = ["path", "suffix", "extension", "datatype"];
+const KEY_NAMES: [&str; KEYS] = ["path", "suffix", "extension", "datatype", "modality"];
+const KEYS: usize = 5;
 
 /// The rules of one family indexed by a necessary condition of their selectors, so a
 /// file evaluates only the selectors of rules that can apply to it.
@@ -682,9 +688,9 @@ const KEY_NAMES: [&str; 4] = ["path", "suffix", "extension", "datatype"];
 #[derive(Default)]
 struct RuleIndex {
     /// Per key name: literal → rules (ascending).
-    by_value: [FastMap<String, Vec<usize>>; 4],
+    by_value: [FastMap<String, Vec<usize>>; KEYS],
     /// Per key name: every rule keyed on it (for files whose value is not a string).
-    keyed: [Vec<usize>; 4],
+    keyed: [Vec<usize>; KEYS],
     /// Rules without a key: always candidates.
     always: Vec<usize>,
 }
@@ -714,7 +720,7 @@ impl RuleIndex {
 
     /// The candidate rules (ascending, as the schema lists them) for a file whose
     /// key values are `keys`.
-    fn candidates(&self, keys: &[&Value; 4], out: &mut Vec<usize>) {
+    fn candidates(&self, keys: &[&Value; KEYS], out: &mut Vec<usize>) {
         out.clear();
         out.extend_from_slice(&self.always);
         for (k, value) in keys.iter().enumerate() {
