@@ -355,16 +355,56 @@ impl<'a> FileContext<'a> {
         })
     }
 
+    /// A `.nii.gz` file's gzip and NIfTI parts come from one read of its first bytes
+    /// (both are nearly always wanted); the bytes are dropped once both are parsed.
+    fn nii_gz_headers(&self) -> bool {
+        let Some(f) = self.entry() else { return false };
+        if !f.name.extension.ends_with(".nii.gz") {
+            return false;
+        }
+        if self.gzip.get().is_none() || self.nifti.get().is_none() {
+            // Read only when a part needs the bytes (never for unreadable files).
+            let prefix = OnceCell::new();
+            let read = || prefix.get_or_init(|| self.ds.header_prefix(self.idx));
+            let gzip = self.ds.gzip_from(self.idx, read);
+            let nifti = self.ds.nifti_from(self.idx, read);
+            // Either cell may already hold the same value; keep what is there.
+            let _ = self.gzip.set(gzip);
+            let _ = self.nifti.set(nifti);
+        }
+        true
+    }
+
     fn gzip(&self) -> &HeaderLoad {
+        if self.nii_gz_headers() {
+            if let Some(h) = self.gzip.get() {
+                return h;
+            }
+        }
         self.gzip.get_or_init(|| match self.entry() {
-            Some(f) if f.name.extension.ends_with(".gz") => self.ds.gzip_at(self.idx),
+            Some(f) if f.name.extension.ends_with(".gz") => {
+                let prefix = OnceCell::new();
+                self.ds.gzip_from(self.idx, || {
+                    prefix.get_or_init(|| self.ds.header_prefix(self.idx))
+                })
+            }
             _ => HeaderLoad::default(),
         })
     }
 
     fn nifti(&self) -> &HeaderLoad {
+        if self.nii_gz_headers() {
+            if let Some(h) = self.nifti.get() {
+                return h;
+            }
+        }
         self.nifti.get_or_init(|| match self.entry() {
-            Some(f) if has_ext(f, &[".nii", ".nii.gz"]) => self.ds.nifti_at(self.idx),
+            Some(f) if has_ext(f, &[".nii", ".nii.gz"]) => {
+                let prefix = OnceCell::new();
+                self.ds.nifti_from(self.idx, || {
+                    prefix.get_or_init(|| self.ds.header_prefix(self.idx))
+                })
+            }
             _ => HeaderLoad::default(),
         })
     }

@@ -302,28 +302,42 @@ impl Dataset {
     }
 
     /// The NIfTI header of file `idx` (not cached: each file has its own).
-    pub(crate) fn nifti_at(&self, idx: usize) -> HeaderLoad {
+    /// The first bytes of file `idx`, enough for a gzip header and a (gzipped) NIfTI
+    /// header; one read serves both.
+    pub(crate) fn header_prefix(&self, idx: usize) -> std::io::Result<Vec<u8>> {
+        let f = &self.files[idx];
+        let len = if f.name.extension.ends_with(".gz") {
+            GZ_PREFIX
+        } else {
+            NII_PREFIX
+        };
+        self.fs.read_prefix(&self.abs(&f.path), len)
+    }
+
+    /// The NIfTI header of file `idx` from its first bytes (`prefix` reads them when
+    /// needed).
+    pub(crate) fn nifti_from<'p>(
+        &self,
+        idx: usize,
+        prefix: impl FnOnce() -> &'p std::io::Result<Vec<u8>>,
+    ) -> HeaderLoad {
         let f = &self.files[idx];
         if !f.readable() || self.opts.ignore_nifti_headers {
             return HeaderLoad::default();
         }
-        let gz = f.name.extension.ends_with(".gz");
-        let prefix = match self
-            .fs
-            .read_prefix(&self.abs(&f.path), if gz { GZ_PREFIX } else { NII_PREFIX })
-        {
+        let prefix = match prefix() {
             Ok(b) => b,
             Err(e) => {
                 return HeaderLoad {
                     value: Value::Null,
-                    issues: vec![read_error(&f.path, &e)],
+                    issues: vec![read_error(&f.path, e)],
                 }
             }
         };
-        let res = if gz {
-            loaders::nifti::read_nifti_header_gz(std::io::Cursor::new(prefix))
+        let res = if f.name.extension.ends_with(".gz") {
+            loaders::nifti::read_nifti_header_gz(prefix.as_slice())
         } else {
-            loaders::nifti::read_nifti_header(&prefix)
+            loaders::nifti::read_nifti_header(prefix)
         };
         match res {
             Ok(h) => HeaderLoad {
@@ -338,21 +352,24 @@ impl Dataset {
     }
 
     /// The gzip header of file `idx`.
-    pub(crate) fn gzip_at(&self, idx: usize) -> HeaderLoad {
+    /// The gzip header of file `idx` from its first 4 KiB (`prefix` reads them when
+    /// needed).
+    pub(crate) fn gzip_from<'p>(
+        &self,
+        idx: usize,
+        prefix: impl FnOnce() -> &'p std::io::Result<Vec<u8>>,
+    ) -> HeaderLoad {
         let f = &self.files[idx];
         if !f.readable() {
             return HeaderLoad::default();
         }
-        let prefix = match self.fs.read_prefix(&self.abs(&f.path), 4096) {
-            Ok(b) => b,
-            Err(e) => {
-                return HeaderLoad {
-                    value: Value::Null,
-                    issues: vec![read_error(&f.path, &e)],
-                }
-            }
-        };
-        gzip_value(&prefix)
+        match prefix() {
+            Ok(b) => gzip_value(&b[..b.len().min(4096)]),
+            Err(e) => HeaderLoad {
+                value: Value::Null,
+                issues: vec![read_error(&f.path, e)],
+            },
+        }
     }
 
     /// The TIFF facts of file `idx`: `(tiff, ome)` values.
