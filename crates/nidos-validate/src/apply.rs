@@ -38,9 +38,13 @@ pub(crate) struct FileFacts<'a> {
 /// reaches the pair would have produced it (its path in `affects`, its rule id).
 #[derive(Default)]
 pub(crate) struct Seen {
-    /// origin → key → what was found.
-    checked: Mutex<FastMap<String, FastMap<String, SeenValue>>>,
+    /// origin → key → what was found, in shards chosen by the origin (workers rarely
+    /// wait for each other).
+    checked: [Mutex<SeenMap>; SEEN_SHARDS],
 }
+
+type SeenMap = FastMap<String, FastMap<String, SeenValue>>;
+const SEEN_SHARDS: usize = 16;
 
 struct SeenValue {
     /// The smallest path of a file that reached the pair, with the rule it applied and
@@ -62,7 +66,7 @@ impl Seen {
         check: impl FnOnce() -> Option<String>,
     ) {
         let (path, rule, sidecar_rule, name) = visit;
-        let update = |map: &mut FastMap<String, FastMap<String, SeenValue>>| -> bool {
+        let update = |map: &mut SeenMap| -> bool {
             match map.get_mut(origin).and_then(|m| m.get_mut(key)) {
                 Some(v) => {
                     if path < &v.path {
@@ -75,7 +79,12 @@ impl Seen {
                 None => false,
             }
         };
-        let Ok(mut map) = self.checked.lock() else {
+        let shard = {
+            use std::hash::{BuildHasher, BuildHasherDefault};
+            let h = BuildHasherDefault::<crate::issue::FastHasher>::default().hash_one(origin);
+            &self.checked[(h as usize) % SEEN_SHARDS]
+        };
+        let Ok(mut map) = shard.lock() else {
             return;
         };
         if update(&mut map) {
@@ -85,7 +94,7 @@ impl Seen {
         // meanwhile, with the same result.
         drop(map);
         let message = check();
-        let Ok(mut map) = self.checked.lock() else {
+        let Ok(mut map) = shard.lock() else {
             return;
         };
         if update(&mut map) {
@@ -105,9 +114,10 @@ impl Seen {
 
     /// The JSON_SCHEMA_VALIDATION_ERROR issues of every bad value.
     pub(crate) fn into_issues(self) -> Vec<Issue> {
-        let map = self.checked.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::new();
-        for (origin, keys) in map {
+        let shards = self.checked.into_iter();
+        for (origin, keys) in shards.flat_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        {
             let location = Sym::from(origin);
             for (_, v) in keys {
                 let Some(message) = v.message else { continue };
