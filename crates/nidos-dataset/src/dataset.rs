@@ -23,7 +23,8 @@ pub struct OpenOptions {
     /// The filesystem to read from.
     pub fs: Arc<dyn Fs>,
     /// Estimated bytes of parsed tables kept for reuse (default
-    /// [`crate::load::TABLE_CACHE_BUDGET`]); tables beyond it are parsed per use.
+    /// [`crate::load::TABLE_CACHE_BUDGET`]); beyond it the least recently used tables are
+    /// dropped and parsed again when next needed.
     pub table_cache_budget: usize,
 }
 
