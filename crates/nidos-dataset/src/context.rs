@@ -79,9 +79,13 @@ impl Dataset {
 
     /// The `dataset` object (computed once).
     pub fn dataset_value(&self) -> Value {
+        self.dataset_value_ref().clone()
+    }
+
+    /// [`Dataset::dataset_value`], borrowed.
+    pub fn dataset_value_ref(&self) -> &Value {
         self.dataset_value
             .get_or_init(|| self.build_dataset_value())
-            .clone()
     }
 
     fn build_dataset_value(&self) -> Value {
@@ -177,10 +181,14 @@ impl Dataset {
 
     /// The `subject` object for `sub-XX` (computed once per subject).
     pub fn subject_value(&self, sub: &str) -> Value {
-        match self.subject_values.get(sub) {
-            Some(cell) => cell.get_or_init(|| self.build_subject_value(sub)).clone(),
-            None => Value::Null,
-        }
+        self.subject_value_ref(sub).cloned().unwrap_or(Value::Null)
+    }
+
+    /// [`Dataset::subject_value`], borrowed (`None` for an unknown subject).
+    pub fn subject_value_ref(&self, sub: &str) -> Option<&Value> {
+        self.subject_values
+            .get(sub)
+            .map(|cell| cell.get_or_init(|| self.build_subject_value(sub)))
     }
 
     fn build_subject_value(&self, sub: &str) -> Value {
@@ -308,27 +316,29 @@ impl<'a> FileContext<'a> {
     }
 
     fn entities(&self) -> Value {
-        self.entities
-            .get_or_init(|| {
-                let Some(f) = self.entry() else {
-                    return Value::Null;
-                };
-                let table = &self.ds.info.names;
-                // Keyed by the standard's long names (`subject`); the short file-name
-                // keys (`sub`) are bound too, because published rule sets use both
-                // spellings (e.g. `entities.task` next to `"res" in entities`).
-                let mut o = Object::with_capacity(2 * f.name.pairs.len());
-                for (k, v) in &f.name.pairs {
-                    let value = Value::str(v.as_str());
-                    let long = table.long_name(k);
-                    if long != k {
-                        o.insert(k.clone(), value.clone());
-                    }
-                    o.insert(long.to_string(), value);
+        self.entities_ref().clone()
+    }
+
+    fn entities_ref(&self) -> &Value {
+        self.entities.get_or_init(|| {
+            let Some(f) = self.entry() else {
+                return Value::Null;
+            };
+            let table = &self.ds.info.names;
+            // Keyed by the standard's long names (`subject`); the short file-name
+            // keys (`sub`) are bound too, because published rule sets use both
+            // spellings (e.g. `entities.task` next to `"res" in entities`).
+            let mut o = Object::with_capacity(2 * f.name.pairs.len());
+            for (k, v) in &f.name.pairs {
+                let value = Value::str(v.as_str());
+                let long = table.long_name(k);
+                if long != k {
+                    o.insert(k.clone(), value.clone());
                 }
-                Value::object(o)
-            })
-            .clone()
+                o.insert(long.to_string(), value);
+            }
+            Value::object(o)
+        })
     }
 
     fn associations(&self) -> &(Value, Vec<DatasetIssue>) {
@@ -535,6 +545,31 @@ impl Context for FileContext<'_> {
                 .unwrap_or(Value::Null),
             "schema" => self.ds.info.value(),
             _ => Value::Null,
+        }
+    }
+
+    fn lookup_ref(&self, name: &str) -> Option<&Value> {
+        let Some(f) = self.entry() else {
+            return match name {
+                "schema" => Some(self.ds.info.value_ref()),
+                "dataset" => Some(self.ds.dataset_value_ref()),
+                _ => None,
+            };
+        };
+        match name {
+            "entities" => Some(self.entities_ref()),
+            "sidecar" => Some(&self.sidecar_merge().value),
+            "associations" => Some(&self.associations().0),
+            "columns" => self.columns().as_ref().map(|t| &t.value),
+            "json" => self.json().as_ref().map(|j| &j.value),
+            "gzip" => Some(&self.gzip().value),
+            "nifti_header" => Some(&self.nifti().value),
+            "tiff" => Some(&self.tiff().0.value),
+            "ome" => Some(&self.tiff().1.value),
+            "dataset" => Some(self.ds.dataset_value_ref()),
+            "subject" => subject_of(&f.path).and_then(|s| self.ds.subject_value_ref(s)),
+            "schema" => Some(self.ds.info.value_ref()),
+            _ => None,
         }
     }
 

@@ -261,7 +261,12 @@ impl SchemaInfo {
 
     /// The whole schema as a value (the context's `schema`), converted once.
     pub fn value(&self) -> Value {
-        self.value.get_or_init(|| Value::from(&*self.raw)).clone()
+        self.value_ref().clone()
+    }
+
+    /// [`SchemaInfo::value`], borrowed.
+    pub fn value_ref(&self) -> &Value {
+        self.value.get_or_init(|| Value::from(&*self.raw))
     }
 }
 

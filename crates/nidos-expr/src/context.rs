@@ -11,6 +11,14 @@ pub trait Context {
     /// The value bound to a root name; `Value::Null` when the name is unbound.
     fn lookup(&self, name: &str) -> Value;
 
+    /// The value bound to a root name, borrowed from the context when it keeps one;
+    /// `None` means "ask [`Context::lookup`]". When it answers, it must answer what
+    /// `lookup` would. Borrowing spares the evaluator a reference-count update per
+    /// lookup on values that many threads share (the dataset, shared sidecars).
+    fn lookup_ref(&self, _name: &str) -> Option<&Value> {
+        None
+    }
+
     /// Backs the `exists(paths, rule)` function: whether one path exists under a rule
     /// (`dataset`, `subject`, `stimuli`, `file`, or `<scheme>-uri` such as `std-uri`/`bids-uri`).
     /// `None` means the rule is unknown or the context has no file tree.
@@ -47,6 +55,10 @@ impl ObjectContext {
 impl Context for ObjectContext {
     fn lookup(&self, name: &str) -> Value {
         self.root.get(name).cloned().unwrap_or(Value::Null)
+    }
+
+    fn lookup_ref(&self, name: &str) -> Option<&Value> {
+        self.root.get(name)
     }
 
     fn names(&self) -> Vec<String> {

@@ -15,18 +15,31 @@ pub fn eval(expr: &Expr, ctx: &dyn Context) -> Value {
     eval_cow(expr, ctx).into_owned()
 }
 
-/// Evaluates, borrowing constants from the tree instead of cloning them.
-pub(crate) fn eval_cow<'a>(expr: &'a Expr, ctx: &dyn Context) -> Cow<'a, Value> {
+/// Evaluates, borrowing constants from the tree and values the context keeps (and
+/// their members) instead of cloning them.
+pub(crate) fn eval_cow<'a>(expr: &'a Expr, ctx: &'a dyn Context) -> Cow<'a, Value> {
     match expr {
         Expr::Literal(v) => Cow::Borrowed(v),
-        Expr::Name(n) => Cow::Owned(lookup_root(n, ctx)),
+        Expr::Name(n) => match n.as_ref() {
+            "true" | "false" | "null" => Cow::Owned(lookup_root(n, ctx)),
+            _ => match ctx.lookup_ref(n) {
+                Some(v) => Cow::Borrowed(v),
+                None => Cow::Owned(ctx.lookup(n)),
+            },
+        },
+        Expr::Member(obj, name) => match eval_cow(obj, ctx) {
+            Cow::Borrowed(Value::Object(o)) => match o.get(name.as_ref()) {
+                Some(v) => Cow::Borrowed(v),
+                None => Cow::Owned(Value::Null),
+            },
+            other => Cow::Owned(member(&other, name)),
+        },
         Expr::Array(items) => Cow::Owned(Value::array(
             items
                 .iter()
                 .map(|e| eval_cow(e, ctx).into_owned())
                 .collect(),
         )),
-        Expr::Member(obj, name) => Cow::Owned(member(&eval_cow(obj, ctx), name)),
         Expr::Index(obj, idx) => Cow::Owned(index(&eval_cow(obj, ctx), &eval_cow(idx, ctx))),
         Expr::Call(call) => Cow::Owned(eval_call(call, ctx)),
     }
@@ -106,7 +119,7 @@ pub(crate) fn index(v: &Value, i: &Value) -> Value {
     }
 }
 
-fn eval_call(call: &Call, ctx: &dyn Context) -> Value {
+fn eval_call<'a>(call: &'a Call, ctx: &'a dyn Context) -> Value {
     let Some(func) = call.func else {
         // Unknown function (e.g. `len` in old schemas): null.
         return Value::Null;

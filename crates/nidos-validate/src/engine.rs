@@ -664,6 +664,18 @@ impl Context for Cleaned<'_, '_> {
         }
     }
 
+    fn lookup_ref(&self, name: &str) -> Option<&Value> {
+        match name {
+            "entities" if self.entities => None,
+            "path" => Some(&self.path),
+            "suffix" => Some(&self.suffix),
+            "extension" => Some(&self.extension),
+            "datatype" => Some(&self.datatype),
+            "modality" => Some(&self.modality),
+            _ => self.inner.lookup_ref(name),
+        }
+    }
+
     fn exists(&self, rule: &str, path: &str) -> Option<bool> {
         self.inner.exists(rule, path)
     }
