@@ -35,6 +35,19 @@ pub struct Meta {
 pub trait Fs: Send + Sync + fmt::Debug {
     /// Names of the entries of a directory (unsorted, without `.`/`..`).
     fn read_dir(&self, path: &Path) -> io::Result<Vec<String>>;
+    /// The entries of a directory with their metadata (unsorted, without `.`/`..`), as
+    /// [`Fs::metadata`] gives it; an entry whose metadata cannot be read carries the
+    /// error. The default asks `metadata` for each entry's full path.
+    fn read_dir_meta(&self, path: &Path) -> io::Result<Vec<(String, io::Result<Meta>)>> {
+        Ok(self
+            .read_dir(path)?
+            .into_iter()
+            .map(|name| {
+                let meta = self.metadata(&path.join(&name));
+                (name, meta)
+            })
+            .collect())
+    }
     /// Metadata of a path without failing on broken links (`kind: None` then).
     fn metadata(&self, path: &Path) -> io::Result<Meta>;
     /// The whole file; an error of kind `InvalidData` when it is larger than `cap` bytes.
@@ -57,6 +70,34 @@ impl Fs for OsFs {
         for e in std::fs::read_dir(path)? {
             let e = e?;
             out.push(e.file_name().to_string_lossy().into_owned());
+        }
+        Ok(out)
+    }
+
+    /// Reads each entry's metadata relative to the open directory (no walk of the full
+    /// path per entry), and none for a plain directory, whose size is never used.
+    fn read_dir_meta(&self, path: &Path) -> io::Result<Vec<(String, io::Result<Meta>)>> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(path)? {
+            let e = e?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            let meta = match e.file_type() {
+                Ok(t) if t.is_dir() => Ok(Meta {
+                    is_symlink: false,
+                    kind: Some(Kind::Dir),
+                    size: 0,
+                    link_target: None,
+                }),
+                Ok(t) if !t.is_symlink() => e.metadata().map(|m| Meta {
+                    is_symlink: false,
+                    kind: Some(kind_of(&m)),
+                    size: m.len(),
+                    link_target: None,
+                }),
+                // Links (and entries whose type is unknown) take the full-path route.
+                _ => self.metadata(&e.path()),
+            };
+            out.push((name, meta));
         }
         Ok(out)
     }

@@ -121,7 +121,7 @@ impl Walker<'_> {
         ancestors: &mut Vec<PathBuf>,
         flags: Flags,
     ) {
-        let mut names = match self.fs.read_dir(abs) {
+        let mut names = match self.fs.read_dir_meta(abs) {
             Ok(n) => n,
             Err(e) => {
                 issue(
@@ -134,18 +134,18 @@ impl Walker<'_> {
                 return;
             }
         };
-        names.sort();
-        names.retain(|n| !n.starts_with('.'));
+        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        names.retain(|(n, _)| !n.starts_with('.'));
         if rel.is_empty() && names.len() > 1 {
             // The root's entries (one per subject, mostly) are walked in parallel and
             // joined in name order, as a serial walk would list them.
             use rayon::prelude::*;
             let parts: Vec<Walked> = names
-                .par_iter()
-                .map(|name| {
+                .into_par_iter()
+                .map(|(name, meta)| {
                     let mut part = Walked::default();
                     let mut ancestors = ancestors.clone();
-                    self.entry(&mut part, abs, rel, name, &mut ancestors, flags);
+                    self.entry(&mut part, (abs, rel), (&name, meta), &mut ancestors, flags);
                     part
                 })
                 .collect();
@@ -156,25 +156,24 @@ impl Walker<'_> {
             }
             return;
         }
-        for name in &names {
-            self.entry(out, abs, rel, name, ancestors, flags);
+        for (name, meta) in names {
+            self.entry(out, (abs, rel), (&name, meta), ancestors, flags);
         }
     }
 
-    /// One entry `name` of directory `abs` (`rel` from the root): a file, a directory
-    /// that is a file, or a directory to descend.
+    /// One entry `name` (with its metadata) of directory `abs` (`rel` from the root): a
+    /// file, a directory that is a file, or a directory to descend.
     fn entry(
         &self,
         out: &mut Walked,
-        abs: &Path,
-        rel: &str,
-        name: &str,
+        (abs, rel): (&Path, &str),
+        (name, meta): (&str, std::io::Result<crate::fs::Meta>),
         ancestors: &mut Vec<PathBuf>,
         flags: Flags,
     ) {
         let child_rel = format!("{rel}/{name}");
         let child_abs = abs.join(name);
-        let meta = match self.fs.metadata(&child_abs) {
+        let meta = match meta {
             Ok(m) => m,
             Err(e) => {
                 issue(
