@@ -44,7 +44,7 @@ pub struct TableLoad {
 /// The cache keeps the most recently used tables: files are validated in path order, so
 /// the tables one directory's files share (its scans table, the events next to a run)
 /// are reused while that directory is worked on, and older ones make room.
-pub const TABLE_CACHE_BUDGET: usize = 8 * 1024 * 1024;
+pub const TABLE_CACHE_BUDGET: usize = 4 * 1024 * 1024;
 
 /// Parsed tables by file index, least recently used evicted first once their estimated
 /// size passes the budget.
@@ -93,14 +93,15 @@ impl TableCache {
 
 impl TableLoad {
     /// Estimated heap size: each cell is held as a `String` in the table and as a string
-    /// value in `columns`.
+    /// value in `columns`, two allocations of at least 32 bytes each (plus the
+    /// allocator's own 8 or so) besides the 24- and 16-byte handles.
     pub fn approx_bytes(&self) -> usize {
         let Some(t) = &self.table else { return 64 };
         let cells: usize = t
             .columns
             .iter()
             .flat_map(|c| c.iter())
-            .map(|cell| 2 * (cell.len() + 32))
+            .map(|cell| 2 * cell.len().max(32) + 2 * 8 + 24 + 16 + 32)
             .sum();
         cells + 256
     }
