@@ -44,8 +44,8 @@ pub struct FileContext<'a> {
     associations: OnceCell<(Value, Vec<DatasetIssue>)>,
     columns: OnceCell<Option<Arc<TableLoad>>>,
     json: OnceCell<Option<Arc<JsonLoad>>>,
-    gzip: OnceCell<HeaderLoad>,
-    nifti: OnceCell<HeaderLoad>,
+    /// The gzip and NIfTI parts, read together (see [`FileContext::headers`]).
+    headers: OnceCell<(HeaderLoad, HeaderLoad)>,
     tiff: OnceCell<(HeaderLoad, HeaderLoad)>,
 }
 
@@ -71,8 +71,7 @@ impl Dataset {
             associations: OnceCell::new(),
             columns: OnceCell::new(),
             json: OnceCell::new(),
-            gzip: OnceCell::new(),
-            nifti: OnceCell::new(),
+            headers: OnceCell::new(),
             tiff: OnceCell::new(),
         }
     }
@@ -315,11 +314,7 @@ impl<'a> FileContext<'a> {
         &self.sidecar_merge().overrides
     }
 
-    fn entities(&self) -> Value {
-        self.entities_ref().clone()
-    }
-
-    fn entities_ref(&self) -> &Value {
+    fn entities(&self) -> &Value {
         self.entities.get_or_init(|| {
             let Some(f) = self.entry() else {
                 return Value::Null;
@@ -365,58 +360,36 @@ impl<'a> FileContext<'a> {
         })
     }
 
-    /// A `.nii.gz` file's gzip and NIfTI parts come from one read of its first bytes
-    /// (both are nearly always wanted); the bytes are dropped once both are parsed.
-    fn nii_gz_headers(&self) -> bool {
-        let Some(f) = self.entry() else { return false };
-        if !f.name.extension.ends_with(".nii.gz") {
-            return false;
-        }
-        if self.gzip.get().is_none() || self.nifti.get().is_none() {
-            // Read only when a part needs the bytes (never for unreadable files).
+    /// The gzip part (for `.gz` files) and the NIfTI part (for `.nii`/`.nii.gz`), both
+    /// from one read of the file's first bytes (a `.nii.gz` wants both nearly always);
+    /// nothing is read for a file that has neither, or that is unreadable.
+    fn headers(&self) -> &(HeaderLoad, HeaderLoad) {
+        self.headers.get_or_init(|| {
+            let Some(f) = self.entry() else {
+                return Default::default();
+            };
             let prefix = OnceCell::new();
             let read = || prefix.get_or_init(|| self.ds.header_prefix(self.idx));
-            let gzip = self.ds.gzip_from(self.idx, read);
-            let nifti = self.ds.nifti_from(self.idx, read);
-            // Either cell may already hold the same value; keep what is there.
-            let _ = self.gzip.set(gzip);
-            let _ = self.nifti.set(nifti);
-        }
-        true
+            let gzip = if f.name.extension.ends_with(".gz") {
+                self.ds.gzip_from(self.idx, read)
+            } else {
+                HeaderLoad::default()
+            };
+            let nifti = if has_ext(f, &[".nii", ".nii.gz"]) {
+                self.ds.nifti_from(self.idx, read)
+            } else {
+                HeaderLoad::default()
+            };
+            (gzip, nifti)
+        })
     }
 
     fn gzip(&self) -> &HeaderLoad {
-        if self.nii_gz_headers() {
-            if let Some(h) = self.gzip.get() {
-                return h;
-            }
-        }
-        self.gzip.get_or_init(|| match self.entry() {
-            Some(f) if f.name.extension.ends_with(".gz") => {
-                let prefix = OnceCell::new();
-                self.ds.gzip_from(self.idx, || {
-                    prefix.get_or_init(|| self.ds.header_prefix(self.idx))
-                })
-            }
-            _ => HeaderLoad::default(),
-        })
+        &self.headers().0
     }
 
     fn nifti(&self) -> &HeaderLoad {
-        if self.nii_gz_headers() {
-            if let Some(h) = self.nifti.get() {
-                return h;
-            }
-        }
-        self.nifti.get_or_init(|| match self.entry() {
-            Some(f) if has_ext(f, &[".nii", ".nii.gz"]) => {
-                let prefix = OnceCell::new();
-                self.ds.nifti_from(self.idx, || {
-                    prefix.get_or_init(|| self.ds.header_prefix(self.idx))
-                })
-            }
-            _ => HeaderLoad::default(),
-        })
+        &self.headers().1
     }
 
     fn tiff(&self) -> &(HeaderLoad, HeaderLoad) {
@@ -433,8 +406,7 @@ impl<'a> FileContext<'a> {
     pub fn load_own(&self) {
         let _ = self.columns();
         let _ = self.json();
-        let _ = self.gzip();
-        let _ = self.nifti();
+        let _ = self.headers();
         let _ = self.tiff();
     }
 
@@ -450,8 +422,9 @@ impl<'a> FileContext<'a> {
         if let Some(Some(j)) = self.json.get() {
             out.extend(j.issues.iter().cloned());
         }
-        for h in [self.gzip.get(), self.nifti.get()].into_iter().flatten() {
-            out.extend(h.issues.iter().cloned());
+        if let Some((g, n)) = self.headers.get() {
+            out.extend(g.issues.iter().cloned());
+            out.extend(n.issues.iter().cloned());
         }
         if let Some((t, o)) = self.tiff.get() {
             out.extend(t.issues.iter().cloned());
@@ -497,13 +470,14 @@ pub fn display_json(ctx: &FileContext<'_>, full_tree: bool) -> serde_json::Value
 }
 
 impl Context for FileContext<'_> {
+    /// The kept parts come from [`Context::lookup_ref`]; the file's own scalars are made
+    /// here.
     fn lookup(&self, name: &str) -> Value {
+        if let Some(v) = self.lookup_ref(name) {
+            return v.clone();
+        }
         let Some(f) = self.entry() else {
-            return match name {
-                "schema" => self.ds.info.value(),
-                "dataset" => self.ds.dataset_value(),
-                _ => Value::Null,
-            };
+            return Value::Null;
         };
         match name {
             "path" => Value::str(f.path.as_str()),
@@ -522,28 +496,6 @@ impl Context for FileContext<'_> {
                 .and_then(|d| self.ds.info.modalities.get(d))
                 .map(|m| Value::str(m.as_str()))
                 .unwrap_or(Value::Null),
-            "entities" => self.entities(),
-            "sidecar" => self.sidecar_merge().value.clone(),
-            "associations" => self.associations().0.clone(),
-            "columns" => self
-                .columns()
-                .as_ref()
-                .map(|t| t.value.clone())
-                .unwrap_or(Value::Null),
-            "json" => self
-                .json()
-                .as_ref()
-                .map(|j| j.value.clone())
-                .unwrap_or(Value::Null),
-            "gzip" => self.gzip().value.clone(),
-            "nifti_header" => self.nifti().value.clone(),
-            "tiff" => self.tiff().0.value.clone(),
-            "ome" => self.tiff().1.value.clone(),
-            "dataset" => self.ds.dataset_value(),
-            "subject" => subject_of(&f.path)
-                .map(|s| self.ds.subject_value(s))
-                .unwrap_or(Value::Null),
-            "schema" => self.ds.info.value(),
             _ => Value::Null,
         }
     }
@@ -557,7 +509,7 @@ impl Context for FileContext<'_> {
             };
         };
         match name {
-            "entities" => Some(self.entities_ref()),
+            "entities" => Some(self.entities()),
             "sidecar" => Some(&self.sidecar_merge().value),
             "associations" => Some(&self.associations().0),
             "columns" => self.columns().as_ref().map(|t| &t.value),

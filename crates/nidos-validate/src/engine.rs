@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
+use std::sync::PoisonError;
 
 use indexmap::IndexMap;
 use nidos_dataset::{Dataset, DatasetIssue, FileContext, FileEntry, OpenOptions};
@@ -13,8 +14,6 @@ use rayon::prelude::*;
 use crate::apply::{self, FileFacts, Seen, TableView};
 use crate::config::Config;
 use crate::filenames;
-use std::sync::PoisonError;
-
 use crate::issue::{normalize, FastMap, FastSet, Issue, Severity, Sym};
 use crate::jsonschema::FormatCheck;
 use crate::report::{Report, Summary};
@@ -653,14 +652,12 @@ impl<'a, 'd> Cleaned<'a, 'd> {
 
 impl Context for Cleaned<'_, '_> {
     fn lookup(&self, name: &str) -> Value {
-        match name {
-            "entities" if self.entities => Value::object(Object::new()),
-            "path" => self.path.clone(),
-            "suffix" => self.suffix.clone(),
-            "extension" => self.extension.clone(),
-            "datatype" => self.datatype.clone(),
-            "modality" => self.modality.clone(),
-            _ => self.inner.lookup(name),
+        if name == "entities" && self.entities {
+            return Value::object(Object::new());
+        }
+        match self.lookup_ref(name) {
+            Some(v) => v.clone(),
+            None => self.inner.lookup(name),
         }
     }
 
