@@ -349,13 +349,7 @@ impl Dataset {
         let mut by_entities: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, f) in files.iter().enumerate() {
             if let (Some(suffix), true) = (f.name.suffix.as_deref(), f.name.stray.is_empty()) {
-                let mut pairs: Vec<(&str, &str)> = f
-                    .name
-                    .pairs
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v.as_str()))
-                    .collect();
-                pairs.sort_unstable();
+                let pairs = f.name.sorted_pairs();
                 by_entities
                     .entry(crate::inherit::entity_key(
                         f.dir(),

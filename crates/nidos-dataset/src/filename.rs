@@ -81,6 +81,17 @@ pub struct ParsedName {
 }
 
 impl ParsedName {
+    /// The `(key, value)` pairs sorted by key, then value (the order inheritance keys use).
+    pub fn sorted_pairs(&self) -> Vec<(&str, &str)> {
+        let mut pairs: Vec<(&str, &str)> = self
+            .pairs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        pairs.sort_unstable();
+        pairs
+    }
+
     /// The value of an entity by short key.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.pairs

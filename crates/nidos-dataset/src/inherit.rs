@@ -104,13 +104,7 @@ fn walk_back_indexed(
     chain: &[&str],
 ) -> Vec<Vec<usize>> {
     let file = &ds.files[src];
-    let mut pairs: Vec<(&str, &str)> = file
-        .name
-        .pairs
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    pairs.sort_unstable();
+    let pairs = file.name.sorted_pairs();
     let n = pairs.len();
     let mut subset: Vec<(&str, &str)> = Vec::with_capacity(n);
     let mut levels = Vec::new();
