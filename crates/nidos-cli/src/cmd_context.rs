@@ -35,9 +35,7 @@ pub struct Args {
 /// The eager context JSON of one file (what `nidos context` prints).
 pub fn context_json(args: &Args) -> anyhow::Result<serde_json::Value> {
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
-    for w in &loaded.warnings {
-        eprintln!("warning: {w}");
-    }
+    loaded.print_warnings("");
     let opts = OpenOptions {
         ignore_nifti_headers: args.ignore_nifti_headers,
         max_rows: args.max_rows,

@@ -31,9 +31,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
-    for w in &loaded.warnings {
-        eprintln!("warning: {w}");
-    }
+    loaded.print_warnings("");
     let schema = &loaded.schema;
     let opts = OpenOptions {
         ignore_nifti_headers: true,

@@ -89,9 +89,7 @@ pub fn open_dataset_file(
     ignore_nifti_headers: bool,
 ) -> anyhow::Result<nidos_dataset::OpenedFile> {
     let loaded = crate::schema_arg::load_for_dataset(schema, dir)?;
-    for w in &loaded.warnings {
-        eprintln!("warning: {w}");
-    }
+    loaded.print_warnings("");
     let opts = nidos_dataset::OpenOptions {
         ignore_nifti_headers,
         ..Default::default()

@@ -132,9 +132,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
-    for w in &loaded.warnings {
-        eprintln!("warning: {w}");
-    }
+    loaded.print_warnings("");
     let mut q = args.filters.to_query()?;
     q.derivatives = args.derivatives;
     q.with_metadata = args.with_metadata;

@@ -80,9 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .context("cannot start the worker threads")?;
     }
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
-    for w in &loaded.warnings {
-        eprintln!("nidos: warning: {w}");
-    }
+    loaded.print_warnings("nidos: ");
     let config = match &args.config {
         Some(p) => {
             let text = std::fs::read_to_string(p)

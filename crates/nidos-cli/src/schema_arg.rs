@@ -22,6 +22,15 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
+impl Loaded {
+    /// Prints the load warnings on stderr, each as `{prefix}warning: …`.
+    pub fn print_warnings(&self, prefix: &str) {
+        for w in &self.warnings {
+            eprintln!("{prefix}warning: {w}");
+        }
+    }
+}
+
 fn load_error(e: nidos_schema::SchemaErrors) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
