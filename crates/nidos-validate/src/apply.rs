@@ -5,20 +5,13 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use nidos_expr::{eval, Context, Value};
-use nidos_schema::{CheckRule, ColumnReq, Expression, FieldRule, TabularRule};
+use nidos_schema::{CheckRule, ColumnReq, FieldRule, TabularRule};
 
 use crate::engine::Engine;
 use crate::issue::{FastMap, Issue, Severity, Sym};
 use crate::jsonschema;
 
 /// Evaluates a rule's selectors: every one must be truthy (null counts as false).
-pub(crate) fn selected(selectors: &[Expression], ctx: &dyn Context) -> bool {
-    selectors.iter().all(|s| match &s.parsed {
-        Some(e) => eval(e, ctx).truthy(),
-        None => false,
-    })
-}
-
 /// What the rules need of a file beyond the expression context.
 pub(crate) struct FileFacts<'a> {
     pub path: &'a str,

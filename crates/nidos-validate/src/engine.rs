@@ -17,6 +17,7 @@ use crate::filenames;
 use crate::issue::{normalize, FastMap, FastSet, Issue, Severity, Sym};
 use crate::jsonschema::FormatCheck;
 use crate::report::{Report, Summary};
+use crate::selectors::{DatasetMemo, FileMemo, SelectorTable};
 
 /// Options of a run.
 #[derive(Debug, Default)]
@@ -48,6 +49,8 @@ pub struct Engine<'s> {
     formats: HashMap<String, regress::Regex>,
     /// Rules whose selectors name derivative datasets explicitly.
     derivative_rules: HashSet<String>,
+    /// Every distinct selector of the rules below, numbered.
+    selectors: SelectorTable,
     /// Candidate rules by the constants their selectors compare names with.
     check_index: RuleIndex,
     sidecar_index: RuleIndex,
@@ -87,40 +90,24 @@ impl<'s> Engine<'s> {
             })
             .map(|r| r.id.clone())
             .collect();
-        let selectors_of = |r: &[&Vec<nidos_schema::Expression>]| RuleIndex::new(r);
+        let mut selectors = SelectorTable::default();
+        let mut index = |r: &mut dyn Iterator<Item = &Vec<nidos_schema::Expression>>| {
+            RuleIndex::new(&r.collect::<Vec<_>>(), &mut selectors)
+        };
+        let check_index = index(&mut schema.checks.iter().map(|r| &r.selectors));
+        let sidecar_index = index(&mut schema.sidecar_rules.iter().map(|r| &r.selectors));
+        let json_index = index(&mut schema.json_rules.iter().map(|r| &r.selectors));
+        let tabular_index = index(&mut schema.tabular_rules.iter().map(|r| &r.selectors));
         Engine {
             schema,
             formats,
             derivative_rules,
-            check_index: selectors_of(
-                &schema
-                    .checks
-                    .iter()
-                    .map(|r| &r.selectors)
-                    .collect::<Vec<_>>(),
-            ),
-            sidecar_index: selectors_of(
-                &schema
-                    .sidecar_rules
-                    .iter()
-                    .map(|r| &r.selectors)
-                    .collect::<Vec<_>>(),
-            ),
-            json_index: selectors_of(
-                &schema
-                    .json_rules
-                    .iter()
-                    .map(|r| &r.selectors)
-                    .collect::<Vec<_>>(),
-            ),
+            selectors,
+            check_index,
+            sidecar_index,
+            json_index,
+            tabular_index,
             anchored: Default::default(),
-            tabular_index: selectors_of(
-                &schema
-                    .tabular_rules
-                    .iter()
-                    .map(|r| &r.selectors)
-                    .collect::<Vec<_>>(),
-            ),
         }
     }
 
@@ -172,6 +159,7 @@ impl<'s> Engine<'s> {
         let derivative = layout == "derivative";
         let timer = Timer::start();
         let seen = Seen::default();
+        let dataset_selectors = DatasetMemo::new(&self.selectors);
         let files = ds.files();
         let progress = opts.progress.as_deref();
         if let Some(p) = progress {
@@ -189,11 +177,25 @@ impl<'s> Engine<'s> {
             .into_par_iter()
             .with_min_len(64)
             .fold(
-                || (Vec::new(), FastSet::default()),
-                |(mut scratch, mut used): (Vec<Issue>, FastSet<String>), i| {
+                || {
+                    (
+                        Vec::new(),
+                        FastSet::default(),
+                        FileMemo::new(&self.selectors, &dataset_selectors),
+                    )
+                },
+                |(mut scratch, mut used, mut memo), i| {
                     let f = &files[i];
                     if f.validated() {
-                        self.validate_file(ds, (i, f), derivative, &seen, &mut scratch, &mut used);
+                        memo.reset();
+                        let run = PerFile {
+                            derivative,
+                            seen: &seen,
+                            selectors: &mut memo,
+                            out: &mut scratch,
+                            used: &mut used,
+                        };
+                        self.validate_file(ds, (i, f), run);
                         if !scratch.is_empty() {
                             let mut all = sink.lock().unwrap_or_else(PoisonError::into_inner);
                             all.append(&mut scratch);
@@ -202,9 +204,10 @@ impl<'s> Engine<'s> {
                             p.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
                     }
-                    (scratch, used)
+                    (scratch, used, memo)
                 },
             )
+            .map(|(scratch, used, _)| (scratch, used))
             .collect();
         let n_pieces = pieces.len();
         let mut issues = sink.into_inner().unwrap_or_else(PoisonError::into_inner);
@@ -252,15 +255,14 @@ impl<'s> Engine<'s> {
         report
     }
 
-    fn validate_file(
-        &self,
-        ds: &Dataset,
-        file: (usize, &FileEntry),
-        derivative: bool,
-        seen: &Seen,
-        out: &mut Vec<Issue>,
-        used: &mut FastSet<String>,
-    ) {
+    fn validate_file(&self, ds: &Dataset, file: (usize, &FileEntry), run: PerFile<'_, '_>) {
+        let PerFile {
+            derivative,
+            seen,
+            selectors,
+            out,
+            used,
+        } = run;
         let (idx, file) = file;
         let schema = self.schema;
         let location = Sym::from(file.path.as_str());
@@ -296,21 +298,21 @@ impl<'s> Engine<'s> {
         self.check_index.candidates(&keys, &mut candidates);
         for &i in &candidates {
             let rule = &schema.checks[i];
-            if apply::selected(&rule.selectors, &view) {
+            if selectors.all(self.check_index.selectors(i), &view) {
                 apply::apply_check(rule, &view, &facts, out);
             }
         }
         self.sidecar_index.candidates(&keys, &mut candidates);
         for &i in &candidates {
             let rule = &schema.sidecar_rules[i];
-            if apply::selected(&rule.selectors, &view) {
+            if selectors.all(self.sidecar_index.selectors(i), &view) {
                 apply::apply_fields(self, rule, true, &view, &facts, seen, out);
             }
         }
         self.json_index.candidates(&keys, &mut candidates);
         for &i in &candidates {
             let rule = &schema.json_rules[i];
-            if apply::selected(&rule.selectors, &view) {
+            if selectors.all(self.json_index.selectors(i), &view) {
                 apply::apply_fields(self, rule, false, &view, &facts, seen, out);
             }
         }
@@ -318,7 +320,7 @@ impl<'s> Engine<'s> {
         self.tabular_index.candidates(&keys, &mut candidates);
         for &i in &candidates {
             let rule = &schema.tabular_rules[i];
-            if !apply::selected(&rule.selectors, &view) {
+            if !selectors.all(self.tabular_index.selectors(i), &view) {
                 continue;
             }
             let (headers, columns) = table_cache.get_or_insert_with(|| {
@@ -598,6 +600,15 @@ fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
     issue
 }
 
+/// The per-run state one file's validation uses and adds to.
+struct PerFile<'r, 'm> {
+    derivative: bool,
+    seen: &'r Seen,
+    selectors: &'r mut FileMemo<'m>,
+    out: &'r mut Vec<Issue>,
+    used: &'r mut FastSet<String>,
+}
+
 /// The context as the rules after file identification see it: entities, extension or
 /// suffix blank when the file's rule says nothing of them. The cheap scalar names are
 /// computed once per file (every selector reads them).
@@ -702,11 +713,16 @@ struct RuleIndex {
     keyed: [Vec<usize>; KEYS],
     /// Rules without a key: always candidates.
     always: Vec<usize>,
+    /// Per rule: the numbers of its selectors in the engine's [`SelectorTable`].
+    selectors: Vec<Vec<u32>>,
 }
 
 impl RuleIndex {
-    fn new(rules: &[&Vec<nidos_schema::Expression>]) -> RuleIndex {
-        let mut index = RuleIndex::default();
+    fn new(rules: &[&Vec<nidos_schema::Expression>], table: &mut SelectorTable) -> RuleIndex {
+        let mut index = RuleIndex {
+            selectors: rules.iter().map(|s| table.ids(s)).collect(),
+            ..RuleIndex::default()
+        };
         for (i, selectors) in rules.iter().enumerate() {
             let key = selectors
                 .iter()
@@ -725,6 +741,11 @@ impl RuleIndex {
             }
         }
         index
+    }
+
+    /// The selector numbers of rule `i`.
+    fn selectors(&self, i: usize) -> &[u32] {
+        self.selectors.get(i).map_or(&[], Vec::as_slice)
     }
 
     /// The candidate rules (ascending, as the schema lists them) for a file whose

@@ -14,6 +14,7 @@ mod filenames;
 pub mod issue;
 pub mod jsonschema;
 pub mod report;
+mod selectors;
 
 pub use config::Config;
 pub use engine::{Engine, Options, Progress};

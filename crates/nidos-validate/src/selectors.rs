@@ -1,0 +1,156 @@
+//! Selector memory. The rules of a schema repeat a few hundred distinct selectors
+//! (`modality == "mri"`, `match(extension, "^\.nii(\.gz)?$")`, …) tens of times each, and
+//! a file used to evaluate each repetition. Here every distinct selector (by source text)
+//! gets a number: a file evaluates each number at most once, and a selector that reads
+//! only dataset-wide names (`dataset`, `schema`) is evaluated once per dataset.
+//!
+//! Evaluation has no side effect a report could see beyond the lazy loading of context
+//! parts, which happens the first time either way, so the memory changes no result.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use nidos_expr::{Context, Expr};
+use nidos_schema::Expression;
+
+/// Root names whose value is the same for every file of a dataset.
+const DATASET_WIDE_NAMES: &[&str] = &["dataset", "schema"];
+
+/// Every distinct selector of the engine's rules, numbered.
+#[derive(Default)]
+pub(crate) struct SelectorTable {
+    by_source: HashMap<String, u32>,
+    /// Parsed form by number (`None`: did not parse; such a selector never holds).
+    exprs: Vec<Option<Arc<Expr>>>,
+    /// By number: whether the value is the same for every file of a dataset.
+    dataset_wide: Vec<bool>,
+}
+
+impl SelectorTable {
+    /// The numbers of `selectors`, in order, numbering new sources.
+    pub(crate) fn ids(&mut self, selectors: &[Expression]) -> Vec<u32> {
+        selectors.iter().map(|s| self.id(s)).collect()
+    }
+
+    fn id(&mut self, selector: &Expression) -> u32 {
+        if let Some(&id) = self.by_source.get(&selector.source) {
+            return id;
+        }
+        let id = u32::try_from(self.exprs.len()).unwrap_or(u32::MAX);
+        self.dataset_wide
+            .push(selector.parsed.as_deref().is_some_and(is_dataset_wide));
+        self.exprs.push(selector.parsed.clone());
+        self.by_source.insert(selector.source.clone(), id);
+        id
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.exprs.len()
+    }
+
+    fn eval(&self, id: u32, ctx: &dyn Context) -> bool {
+        match self.exprs.get(id as usize) {
+            Some(Some(e)) => nidos_expr::eval(e, ctx).truthy(),
+            _ => false,
+        }
+    }
+}
+
+/// Whether an expression reads only dataset-wide names and calls nothing that looks
+/// at the file (`exists` resolves paths from the file's place).
+fn is_dataset_wide(expr: &Expr) -> bool {
+    let mut wide = true;
+    expr.walk(&mut |e| match e {
+        Expr::Name(n) if !DATASET_WIDE_NAMES.contains(&n.as_ref()) => wide = false,
+        Expr::Call(c) if !c.is_known() || c.name.as_ref() == "exists" => wide = false,
+        _ => {}
+    });
+    wide
+}
+
+/// The dataset-wide selector values of one dataset, computed by whichever file needs
+/// one first.
+pub(crate) struct DatasetMemo(Vec<OnceLock<bool>>);
+
+impl DatasetMemo {
+    pub(crate) fn new(table: &SelectorTable) -> DatasetMemo {
+        DatasetMemo((0..table.len()).map(|_| OnceLock::new()).collect())
+    }
+}
+
+/// The selector values of one file.
+pub(crate) struct FileMemo<'a> {
+    table: &'a SelectorTable,
+    dataset: &'a DatasetMemo,
+    /// By number: 0 not yet evaluated, 1 false, 2 true.
+    known: Vec<u8>,
+}
+
+impl<'a> FileMemo<'a> {
+    pub(crate) fn new(table: &'a SelectorTable, dataset: &'a DatasetMemo) -> FileMemo<'a> {
+        FileMemo {
+            table,
+            dataset,
+            known: vec![0; table.len()],
+        }
+    }
+
+    /// Forgets the previous file's values.
+    pub(crate) fn reset(&mut self) {
+        self.known.fill(0);
+    }
+
+    /// Whether every selector of `ids` holds for the file of `ctx` (evaluated in order,
+    /// stopping at the first that does not).
+    pub(crate) fn all(&mut self, ids: &[u32], ctx: &dyn Context) -> bool {
+        ids.iter().all(|&id| self.holds(id, ctx))
+    }
+
+    fn holds(&mut self, id: u32, ctx: &dyn Context) -> bool {
+        let i = id as usize;
+        if self.table.dataset_wide.get(i).copied().unwrap_or(false) {
+            if let Some(cell) = self.dataset.0.get(i) {
+                return *cell.get_or_init(|| self.table.eval(id, ctx));
+            }
+        }
+        match self.known.get(i).copied() {
+            Some(1) => false,
+            Some(2) => true,
+            _ => {
+                let value = self.table.eval(id, ctx);
+                if let Some(slot) = self.known.get_mut(i) {
+                    *slot = if value { 2 } else { 1 };
+                }
+                value
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(src: &str) -> Expr {
+        nidos_expr::parse(src).unwrap()
+    }
+
+    #[test]
+    fn dataset_wide_selectors() {
+        for (src, wide) in [
+            (
+                r#"dataset.dataset_description.DatasetType == "derivative""#,
+                true,
+            ),
+            (r#"intersects(dataset.modalities, ["pet"])"#, true),
+            (r#"schema.meta.versions[0] == "1""#, true),
+            ("true", true),
+            (r#"modality == "mri""#, false),
+            (r#"dataset.dataset_description.Name == path"#, false),
+            (r#"exists(dataset.subjects.sub_dirs, "dataset") > 0"#, false),
+            (r#"evaluate(dataset.x)"#, false),
+        ] {
+            assert_eq!(is_dataset_wide(&parsed(src)), wide, "{src}");
+        }
+    }
+}
