@@ -108,8 +108,27 @@ fn walk_back_indexed(
     let n = pairs.len();
     let mut subset: Vec<(&str, &str)> = Vec::with_capacity(n);
     let mut levels = Vec::new();
+    // Looking up every subset costs `2^n` keys per extension; a directory with fewer
+    // files of the suffix than that is cheaper to scan (most have none at all).
+    let lookups = extensions.len() << n;
     for dir in chain {
+        let Some(members) = ds.by_suffix.get(*dir).and_then(|m| m.get(suffix)) else {
+            continue;
+        };
         let mut found: Vec<usize> = Vec::new();
+        if members.len() <= lookups {
+            found.extend(members.iter().copied().filter(|&i| {
+                let c = &ds.files[i];
+                i != src
+                    && c.name.stray.is_empty()
+                    && extensions.iter().any(|e| e == &c.name.extension)
+                    && c.name.entities_subset_of(&file.name, &[])
+            }));
+            if !found.is_empty() {
+                levels.push(found);
+            }
+            continue;
+        }
         for ext in extensions {
             for mask in 0u32..(1u32 << n) {
                 subset.clear();
