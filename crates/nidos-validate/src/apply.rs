@@ -5,13 +5,12 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use nidos_expr::{eval, Context, Value};
-use nidos_schema::{CheckRule, ColumnReq, FieldRule, TabularRule};
+use nidos_schema::{CheckRule, ColumnReq, Definition, FieldRule, TabularRule};
 
 use crate::engine::Engine;
 use crate::issue::{FastMap, Issue, Severity, Sym};
 use crate::jsonschema;
 
-/// Evaluates a rule's selectors: every one must be truthy (null counts as false).
 /// What the rules need of a file beyond the expression context.
 pub(crate) struct FileFacts<'a> {
     pub path: &'a str,
@@ -55,7 +54,7 @@ impl Seen {
         &self,
         origin: &str,
         key: &str,
-        visit: (&Sym, &Sym, bool, &str),
+        visit: (&Sym, &Sym, bool, &Sym),
         check: impl FnOnce() -> Option<String>,
     ) {
         let (path, rule, sidecar_rule, name) = visit;
@@ -99,7 +98,7 @@ impl Seen {
                 path: path.clone(),
                 rule: rule.clone(),
                 sidecar_rule,
-                name: Sym::intern(name),
+                name: name.clone(),
                 message,
             },
         );
@@ -162,9 +161,70 @@ fn level_severity(level: nidos_schema::Level) -> Option<Severity> {
 /// Sidecar extensions that carry no sidecar of their own.
 const NO_SIDECAR_EXTENSIONS: &[&str] = &[".json", "", ".md", ".txt", ".rst", ".cff"];
 
+/// What issues of a field rule name, resolved once per engine: a run reports hundreds
+/// of thousands of missing keys, each sharing these texts instead of looking them up.
+pub(crate) struct FieldRuleTexts<'s> {
+    pub rule: Sym,
+    /// Per field of the rule, in order.
+    pub fields: Vec<FieldTexts<'s>>,
+}
+
+pub(crate) struct FieldTexts<'s> {
+    /// The key as written in the JSON file.
+    pub name: Sym,
+    pub def: Option<&'s Definition>,
+    /// The code the rule gives a missing key, when it names one.
+    pub code: Option<Sym>,
+}
+
+impl<'s> FieldRuleTexts<'s> {
+    pub(crate) fn new(schema: &'s nidos_schema::Schema, rule: &FieldRule) -> FieldRuleTexts<'s> {
+        let fields = rule
+            .fields
+            .iter()
+            .map(|(key, req)| {
+                let def = schema.metadata_def(key);
+                FieldTexts {
+                    name: Sym::from(def.map_or(key.as_str(), |d| d.name.as_str())),
+                    def,
+                    code: req
+                        .issue
+                        .as_ref()
+                        .filter(|spec| !spec.code.is_empty())
+                        .map(|spec| Sym::from(spec.code.as_str())),
+                }
+            })
+            .collect();
+        FieldRuleTexts {
+            rule: Sym::from(rule.id.as_str()),
+            fields,
+        }
+    }
+}
+
+/// The codes of a missing key when its rule names none, by (sidecar rule, error).
+pub(crate) struct MissingKeyCodes([Sym; 4]);
+
+impl Default for MissingKeyCodes {
+    fn default() -> MissingKeyCodes {
+        MissingKeyCodes([
+            Sym::from("JSON_KEY_RECOMMENDED"),
+            Sym::from("JSON_KEY_REQUIRED"),
+            Sym::from("SIDECAR_KEY_RECOMMENDED"),
+            Sym::from("SIDECAR_KEY_REQUIRED"),
+        ])
+    }
+}
+
+impl MissingKeyCodes {
+    fn get(&self, sidecar_rule: bool, error: bool) -> &Sym {
+        &self.0[usize::from(sidecar_rule) * 2 + usize::from(error)]
+    }
+}
+
 pub(crate) fn apply_fields(
     engine: &Engine<'_>,
-    rule: &FieldRule,
+    (rule, texts): (&FieldRule, &FieldRuleTexts<'_>),
     is_sidecar_rule: bool,
     ctx: &dyn Context,
     facts: &FileFacts<'_>,
@@ -181,10 +241,8 @@ pub(crate) fn apply_fields(
         ctx.lookup("json")
     };
     let report_missing = !facts.derivative_dataset || engine.selects_derivatives(&rule.id);
-    let rule_id = Sym::intern(&rule.id);
-    for (key, req) in &rule.fields {
-        let def = engine.schema.metadata_def(key);
-        let name = def.map(|d| d.name.as_str()).unwrap_or(key.as_str());
+    for ((key, req), field) in rule.fields.iter().zip(&texts.fields) {
+        let name = field.name.as_str();
         match object.as_object().and_then(|o| o.get(name)) {
             None => {
                 if !report_missing {
@@ -197,21 +255,23 @@ pub(crate) fn apply_fields(
                     }
                 }
                 let Some(severity) = severity else { continue };
-                let code = match &req.issue {
-                    Some(spec) if !spec.code.is_empty() => spec.code.as_str(),
-                    _ => match (is_sidecar_rule, severity == Severity::Error) {
-                        (true, true) => "SIDECAR_KEY_REQUIRED",
-                        (true, false) => "SIDECAR_KEY_RECOMMENDED",
-                        (false, true) => "JSON_KEY_REQUIRED",
-                        (false, false) => "JSON_KEY_RECOMMENDED",
-                    },
+                let code = match &field.code {
+                    Some(code) => code,
+                    None => engine
+                        .missing_key_codes
+                        .get(is_sidecar_rule, severity == Severity::Error),
                 };
-                let mut issue = Issue::new(code, severity, facts.location).sub(name);
-                issue.rule = Some(rule_id.clone());
-                out.push(issue);
+                out.push(Issue {
+                    code: code.clone(),
+                    sub_code: field.name.clone(),
+                    severity,
+                    location: facts.location.clone(),
+                    rule: Some(texts.rule.clone()),
+                    extra: None,
+                });
             }
             Some(value) => {
-                let Some(def) = def else { continue };
+                let Some(def) = field.def else { continue };
                 let origin = if is_sidecar_rule {
                     (facts.sidecar_origin)(name).unwrap_or_default()
                 } else {
@@ -220,7 +280,7 @@ pub(crate) fn apply_fields(
                 seen.get_or_check(
                     origin,
                     key,
-                    (facts.location, &rule_id, is_sidecar_rule, name),
+                    (facts.location, &texts.rule, is_sidecar_rule, &field.name),
                     || {
                         let json = value.to_json();
                         let violations = jsonschema::check(&json, &def.def, engine);

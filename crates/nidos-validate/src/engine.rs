@@ -11,7 +11,7 @@ use nidos_expr::{Context, Object, Value};
 use nidos_schema::Schema;
 use rayon::prelude::*;
 
-use crate::apply::{self, FileFacts, Seen, TableView};
+use crate::apply::{self, FieldRuleTexts, FileFacts, MissingKeyCodes, Seen, TableView};
 use crate::config::Config;
 use crate::filenames;
 use crate::issue::{normalize, FastMap, FastSet, Issue, Severity, Sym};
@@ -49,6 +49,10 @@ pub struct Engine<'s> {
     formats: HashMap<String, regress::Regex>,
     /// Rules whose selectors name derivative datasets explicitly.
     derivative_rules: HashSet<String>,
+    /// The issue texts of each sidecar and JSON rule (as `schema` lists them).
+    sidecar_texts: Vec<FieldRuleTexts<'s>>,
+    json_texts: Vec<FieldRuleTexts<'s>>,
+    pub(crate) missing_key_codes: MissingKeyCodes,
     /// Every distinct selector of the rules below, numbered.
     selectors: SelectorTable,
     /// Candidate rules by the constants their selectors compare names with.
@@ -90,6 +94,12 @@ impl<'s> Engine<'s> {
             })
             .map(|r| r.id.clone())
             .collect();
+        let texts = |rules: &[nidos_schema::FieldRule]| {
+            rules
+                .iter()
+                .map(|r| FieldRuleTexts::new(schema, r))
+                .collect()
+        };
         let mut selectors = SelectorTable::default();
         let mut index = |r: &mut dyn Iterator<Item = &Vec<nidos_schema::Expression>>| {
             RuleIndex::new(&r.collect::<Vec<_>>(), &mut selectors)
@@ -102,6 +112,9 @@ impl<'s> Engine<'s> {
             schema,
             formats,
             derivative_rules,
+            sidecar_texts: texts(&schema.sidecar_rules),
+            json_texts: texts(&schema.json_rules),
+            missing_key_codes: MissingKeyCodes::default(),
             selectors,
             check_index,
             sidecar_index,
@@ -306,6 +319,7 @@ impl<'s> Engine<'s> {
         for &i in &candidates {
             let rule = &schema.sidecar_rules[i];
             if selectors.all(self.sidecar_index.selectors(i), &view) {
+                let rule = (rule, &self.sidecar_texts[i]);
                 apply::apply_fields(self, rule, true, &view, &facts, seen, out);
             }
         }
@@ -313,6 +327,7 @@ impl<'s> Engine<'s> {
         for &i in &candidates {
             let rule = &schema.json_rules[i];
             if selectors.all(self.json_index.selectors(i), &view) {
+                let rule = (rule, &self.json_texts[i]);
                 apply::apply_fields(self, rule, false, &view, &facts, seen, out);
             }
         }

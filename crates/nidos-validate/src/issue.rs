@@ -128,9 +128,13 @@ impl Sym {
     }
 }
 
+/// The empty text, one copy for the whole process (every issue without a sub-code
+/// holds it).
+static EMPTY: std::sync::LazyLock<Sym> = std::sync::LazyLock::new(|| Sym::from(""));
+
 impl Default for Sym {
     fn default() -> Sym {
-        Sym::intern("")
+        EMPTY.clone()
     }
 }
 
