@@ -79,8 +79,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .build_global()
             .context("cannot start the worker threads")?;
     }
+    let timer = nidos_validate::Timer::start();
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
     loaded.print_warnings("nidos: ");
+    timer.lap("load schema");
     let config = match &args.config {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -98,6 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         progress: None,
     };
     let engine = Engine::new(&loaded.schema);
+    timer.lap("prepare engine");
     let (opts, meter) = ProgressMeter::start(opts);
     // The meter stops (and erases its line) when dropped, on error paths too.
     let report = validate_one(&engine, &args.dataset, &opts, &args.dataset_types)?;
@@ -117,6 +120,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     drop(meter);
+    let timer = nidos_validate::Timer::start();
     let failed = report.has_errors() || derivatives.iter().any(|(_, r)| r.has_errors());
     let color = match (args.color, args.no_color) {
         (_, true) => false,
@@ -133,6 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, sink);
     let written =
         write_report(&mut out, &args, &report, &derivatives, color).and_then(|()| out.flush());
+    timer.lap("write report");
     // A closed pipe (`| head`) is not an error of the validation; a failed -o file is.
     if let (Err(e), Some(p)) = (written, &args.output) {
         return Err(anyhow::Error::new(e).context(format!("writing {}", p.display())));

@@ -87,6 +87,11 @@ fn selects(def: &AssocDef, ctx: &dyn Context) -> bool {
 
 fn column(table: &crate::load::TableLoad, name: &str) -> Option<Value> {
     let t = table.table.as_ref()?;
+    // The table's `columns` value already holds each column (shared, not copied); with
+    // a repeated header it holds the last, and the association wants the first.
+    if t.headers.iter().filter(|h| *h == name).count() == 1 {
+        return Some(table.value.get(name));
+    }
     let cells = t.column(name)?;
     Some(Value::array(
         cells.iter().map(|c| Value::str(c.as_str())).collect(),

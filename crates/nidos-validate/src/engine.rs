@@ -542,20 +542,20 @@ impl<'s> Engine<'s> {
 }
 
 /// Phase durations on stderr when `NIDOS_TIMING` is set (profiling aid).
-struct Timer {
+pub struct Timer {
     on: bool,
     last: std::cell::Cell<std::time::Instant>,
 }
 
 impl Timer {
-    fn start() -> Timer {
+    pub fn start() -> Timer {
         Timer {
             on: std::env::var_os("NIDOS_TIMING").is_some(),
             last: std::cell::Cell::new(std::time::Instant::now()),
         }
     }
 
-    fn lap(&self, phase: &str) {
+    pub fn lap(&self, phase: &str) {
         if self.on {
             let now = std::time::Instant::now();
             let rss = std::fs::read_to_string("/proc/self/status")

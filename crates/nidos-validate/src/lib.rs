@@ -17,6 +17,6 @@ pub mod report;
 mod selectors;
 
 pub use config::Config;
-pub use engine::{Engine, Options, Progress};
+pub use engine::{Engine, Options, Progress, Timer};
 pub use issue::{Issue, Severity, Sym};
 pub use report::{Report, ReportJson, Summary};
