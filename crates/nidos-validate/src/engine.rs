@@ -1,6 +1,7 @@
 //! The validation run: prepares the schema once, then applies every rule to every file
 //! of a dataset in parallel and gathers a deterministic report.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::PoisonError;
@@ -429,7 +430,7 @@ impl<'s> Engine<'s> {
         }
         // Directories the layout does not know (only those holding validated files:
         // a directory whose whole content is ignored is ignored itself).
-        let mut live_dirs: HashSet<&str> = HashSet::new();
+        let mut live_dirs: FastSet<&str> = FastSet::default();
         for f in ds.files().iter().filter(|f| f.validated()) {
             let mut dir = f.dir().trim_end_matches('/');
             while !dir.is_empty() && live_dirs.insert(dir) {
@@ -446,10 +447,18 @@ impl<'s> Engine<'s> {
             }
         }
         // Names that differ only by case within one directory.
-        let mut by_dir: HashMap<(String, String), Vec<&str>> = HashMap::new();
+        // (Most names are already lower case: those are used as they are.)
+        let mut by_dir: FastMap<(&str, Cow<'_, str>), Vec<&str>> = FastMap::default();
+        by_dir.reserve(ds.files().len());
         for f in ds.files() {
+            let name = f.file_name();
+            let lower = if name.chars().any(char::is_uppercase) {
+                Cow::Owned(name.to_lowercase())
+            } else {
+                Cow::Borrowed(name)
+            };
             by_dir
-                .entry((f.dir().to_string(), f.file_name().to_lowercase()))
+                .entry((f.dir(), lower))
                 .or_default()
                 .push(f.path.as_str());
         }
