@@ -2,7 +2,7 @@
 //! rules) to one file's context.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use nidos_expr::{eval, Context, Value};
 use nidos_schema::{CheckRule, ColumnReq, Definition, FieldRule, TabularRule};
@@ -326,6 +326,7 @@ struct Signature {
     maximum: Option<f64>,
 }
 
+#[derive(Clone)]
 struct RawSignature {
     formats: Vec<String>,
     pattern: Option<String>,
@@ -537,6 +538,36 @@ fn na_hint(value: &str) -> &'static str {
     }
 }
 
+/// The value constraint of a rule's column as the schema alone gives it, worked out on
+/// first use and shared by every table without a sidecar definition of the column.
+pub(crate) struct ColumnPlan {
+    /// The schema gives a `definition` a sidecar replaces whole (else a sidecar's
+    /// definition can only narrow the schema's).
+    overridable: bool,
+    raw: RawSignature,
+    compiled: Option<Signature>,
+}
+
+impl ColumnPlan {
+    fn new(engine: &Engine<'_>, req: &ColumnReq) -> ColumnPlan {
+        let schema_def = match &req.definition {
+            Some(d) => Some(d),
+            None => engine.schema.column_def(&req.key).map(|d| &d.def),
+        };
+        let overridable = schema_def.and_then(|d| d.get("definition"));
+        let raw = match (overridable, schema_def) {
+            (Some(o), _) => RawSignature::from_column_definition(&Value::from(o)),
+            (None, Some(d)) => RawSignature::from_schema_def(d),
+            (None, None) => RawSignature::from_schema_def(&serde_json::Value::Null),
+        };
+        ColumnPlan {
+            overridable: overridable.is_some(),
+            compiled: Signature::compile(&raw, engine),
+            raw,
+        }
+    }
+}
+
 pub(crate) struct TableView<'a> {
     pub headers: Vec<String>,
     pub columns: &'a nidos_expr::Object,
@@ -544,7 +575,7 @@ pub(crate) struct TableView<'a> {
 
 pub(crate) fn apply_tabular(
     engine: &Engine<'_>,
-    rule: &TabularRule,
+    (rule, plans): (&TabularRule, &[OnceLock<ColumnPlan>]),
     ctx: &dyn Context,
     facts: &FileFacts<'_>,
     table: &TableView<'_>,
@@ -564,7 +595,7 @@ pub(crate) fn apply_tabular(
     let rule_names: HashSet<&str> = names.iter().map(|(n, _)| *n).collect();
     let initial: HashSet<&str> = rule.initial_columns.iter().map(String::as_str).collect();
 
-    for (name, req) in &names {
+    for (j, (name, req)) in names.iter().enumerate() {
         let Some(values) = table.columns.get(*name).and_then(|v| v.as_array()) else {
             if req.level == nidos_schema::Level::Required && !initial.contains(req.key.as_str()) {
                 out.push(
@@ -576,37 +607,33 @@ pub(crate) fn apply_tabular(
             continue;
         };
         let side_def = sidecar.get(name);
-        let schema_def = req
-            .definition
-            .clone()
-            .or_else(|| schema.column_def(&req.key).map(|d| d.def.clone()))
-            .unwrap_or(serde_json::Value::Null);
-        let raw = if let Some(overridable) = schema_def.get("definition") {
-            if side_def.as_object().is_some() {
-                RawSignature::from_column_definition(&side_def)
-            } else {
-                RawSignature::from_column_definition(&Value::from(overridable))
-            }
+        let plan = plans
+            .get(j)
+            .map(|p| p.get_or_init(|| ColumnPlan::new(engine, req)));
+        let Some(plan) = plan else { continue };
+        if side_def.as_object().is_none() {
+            check_values(name, plan.compiled.as_ref(), values, facts, &rule.id, out);
+            continue;
+        }
+        let side = RawSignature::from_column_definition(&side_def);
+        let raw = if plan.overridable {
+            side
         } else {
-            let base = RawSignature::from_schema_def(&schema_def);
-            if side_def.as_object().is_some() {
-                match refine(base, RawSignature::from_column_definition(&side_def)) {
-                    Ok(r) => r,
-                    Err(base) => {
-                        let origin = (facts.sidecar_origin)(name).unwrap_or(facts.path);
-                        out.push(
-                            Issue::new("TSV_COLUMN_TYPE_REDEFINED", Severity::Warning, origin)
-                                .sub(*name)
-                                .rule(&rule.id),
-                        );
-                        base
-                    }
+            match refine(plan.raw.clone(), side) {
+                Ok(r) => r,
+                Err(base) => {
+                    let origin = (facts.sidecar_origin)(name).unwrap_or(facts.path);
+                    out.push(
+                        Issue::new("TSV_COLUMN_TYPE_REDEFINED", Severity::Warning, origin)
+                            .sub(*name)
+                            .rule(&rule.id),
+                    );
+                    base
                 }
-            } else {
-                base
             }
         };
-        check_values(engine, name, &raw, values, facts.location, &rule.id, out);
+        let sig = Signature::compile(&raw, engine);
+        check_values(name, sig.as_ref(), values, facts, &rule.id, out);
     }
 
     for header in &table.headers {
@@ -641,8 +668,8 @@ pub(crate) fn apply_tabular(
             .get(header.as_str())
             .and_then(|v| v.as_array())
         {
-            let raw = RawSignature::from_column_definition(&side_def);
-            check_values(engine, header, &raw, values, facts.location, &rule.id, out);
+            let sig = Signature::compile(&RawSignature::from_column_definition(&side_def), engine);
+            check_values(header, sig.as_ref(), values, facts, &rule.id, out);
         }
     }
 
@@ -725,17 +752,17 @@ pub(crate) fn apply_tabular(
 }
 
 fn check_values(
-    engine: &Engine<'_>,
     name: &str,
-    raw: &RawSignature,
+    sig: Option<&Signature>,
     values: &[Value],
-    path: &Sym,
+    facts: &FileFacts<'_>,
     rule_id: &str,
     out: &mut Vec<Issue>,
 ) {
-    let Some(sig) = Signature::compile(raw, engine) else {
+    let Some(sig) = sig else {
         return;
     };
+    let path = facts.location;
     let mut pseudo_age_reported = false;
     for (row, value) in values.iter().enumerate() {
         let text = value.as_str().unwrap_or("");

@@ -12,7 +12,7 @@ use nidos_expr::{Context, Object, Value};
 use nidos_schema::Schema;
 use rayon::prelude::*;
 
-use crate::apply::{self, FieldRuleTexts, FileFacts, MissingKeyCodes, Seen, TableView};
+use crate::apply::{self, ColumnPlan, FieldRuleTexts, FileFacts, MissingKeyCodes, Seen, TableView};
 use crate::config::Config;
 use crate::filenames;
 use crate::issue::{normalize, FastMap, FastSet, Issue, Severity, Sym};
@@ -54,6 +54,10 @@ pub struct Engine<'s> {
     sidecar_texts: Vec<FieldRuleTexts<'s>>,
     json_texts: Vec<FieldRuleTexts<'s>>,
     pub(crate) missing_key_codes: MissingKeyCodes,
+    /// Per tabular rule, per column: its schema-given constraint, on first use.
+    column_plans: Vec<Vec<std::sync::OnceLock<ColumnPlan>>>,
+    /// The file rules by the paths and suffixes they claim.
+    file_rules: filenames::FileRuleIndex,
     /// Every distinct selector of the rules below, numbered.
     selectors: SelectorTable,
     /// Candidate rules by the constants their selectors compare names with.
@@ -116,6 +120,12 @@ impl<'s> Engine<'s> {
             sidecar_texts: texts(&schema.sidecar_rules),
             json_texts: texts(&schema.json_rules),
             missing_key_codes: MissingKeyCodes::default(),
+            file_rules: filenames::FileRuleIndex::new(schema),
+            column_plans: schema
+                .tabular_rules
+                .iter()
+                .map(|r| r.columns.values().map(|_| Default::default()).collect())
+                .collect(),
             selectors,
             check_index,
             sidecar_index,
@@ -284,7 +294,8 @@ impl<'s> Engine<'s> {
             out.push(Issue::new("EMPTY_FILE", Severity::Error, &location));
         }
         let ctx = ds.context_at(idx);
-        let identified = filenames::identify(schema, file, &location, derivative, out);
+        let identified =
+            filenames::identify(schema, &self.file_rules, file, (&location, derivative), out);
         filenames::validate(schema, file, &location, &identified, out);
 
         let view = Cleaned::new(
@@ -352,6 +363,7 @@ impl<'s> Engine<'s> {
                 headers: headers.clone(),
                 columns: columns.as_object().unwrap_or(&empty),
             };
+            let rule = (rule, self.column_plans[i].as_slice());
             apply::apply_tabular(self, rule, &view, &facts, &table, out);
         }
         for o in ctx.sidecar_overrides() {

@@ -4,7 +4,7 @@
 use nidos_dataset::FileEntry;
 use nidos_schema::{FileRule, Level, Schema};
 
-use crate::issue::{Issue, Severity, Sym};
+use crate::issue::{FastMap, Issue, Severity, Sym};
 
 /// What identification decided about a file.
 pub(crate) struct Identified<'s> {
@@ -16,17 +16,68 @@ pub(crate) struct Identified<'s> {
     pub blank_suffix: bool,
 }
 
+/// The file rules that can claim a file, found by its path or suffix; rules matched by
+/// stem (README, CHANGES…) are always candidates.
+#[derive(Default)]
+pub(crate) struct FileRuleIndex {
+    by_path: FastMap<String, Vec<usize>>,
+    by_suffix: FastMap<String, Vec<usize>>,
+    by_stem: Vec<usize>,
+}
+
+impl FileRuleIndex {
+    pub(crate) fn new(schema: &Schema) -> FileRuleIndex {
+        let mut index = FileRuleIndex::default();
+        for (i, rule) in schema.file_rules.iter().enumerate() {
+            if let Some(path) = &rule.path {
+                index.by_path.entry(path.clone()).or_default().push(i);
+            }
+            if rule.stem.is_some() {
+                index.by_stem.push(i);
+            }
+            for suffix in &rule.suffixes {
+                index.by_suffix.entry(suffix.clone()).or_default().push(i);
+            }
+        }
+        index
+    }
+
+    /// The candidate rules of `file`, ascending.
+    fn candidates(&self, file: &FileEntry) -> Vec<usize> {
+        let mut out = self.by_stem.clone();
+        if let Some(rules) = file
+            .path
+            .strip_prefix('/')
+            .and_then(|p| self.by_path.get(p))
+        {
+            out.extend_from_slice(rules);
+        }
+        if let Some(rules) = file
+            .name
+            .suffix
+            .as_deref()
+            .and_then(|s| self.by_suffix.get(s))
+        {
+            out.extend_from_slice(rules);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
 pub(crate) fn identify<'s>(
     schema: &'s Schema,
+    index: &FileRuleIndex,
     file: &FileEntry,
-    location: &Sym,
-    derivative: bool,
+    (location, derivative): (&Sym, bool),
     out: &mut Vec<Issue>,
 ) -> Identified<'s> {
     let datatype = file.datatype.as_deref().unwrap_or("");
-    let mut rules: Vec<&FileRule> = schema
-        .file_rules
-        .iter()
+    let mut rules: Vec<&FileRule> = index
+        .candidates(file)
+        .into_iter()
+        .filter_map(|i| schema.file_rules.get(i))
         .filter(|r| derivative || r.category != "deriv")
         .filter(|r| nidos_dataset::query::rule_claims(r, file))
         .collect();
@@ -130,39 +181,61 @@ pub(crate) fn validate(
         }
     }
     // The name rebuilt in canonical entity order must equal the real one.
-    let mut rebuilt: Vec<String> = Vec::new();
-    for entity in &schema.entities {
-        if let Some(label) = file.name.get(&entity.key).filter(|l| !l.is_empty()) {
-            rebuilt.push(format!("{}-{label}", entity.key));
-        }
-    }
-    if !rebuilt.is_empty() {
+    let labelled = || {
+        schema.entities.iter().filter_map(|e| {
+            file.name
+                .get(&e.key)
+                .filter(|l| !l.is_empty())
+                .map(|l| (e.key.as_str(), l))
+        })
+    };
+    if labelled().next().is_some() && !canonical_name_is(labelled(), file) {
+        let rebuilt: Vec<String> = labelled().map(|(k, l)| format!("{k}-{l}")).collect();
         let expected = format!(
             "{}_{}{}",
             rebuilt.join("_"),
             file.name.suffix.as_deref().unwrap_or(""),
             file.name.extension
         );
-        if expected.trim_end_matches('/') != file.file_name() {
-            out.push(
-                Issue::new("FILENAME_MISMATCH", Severity::Error, path)
-                    .message(format!("expected the name {expected}")),
-            );
-        }
+        out.push(
+            Issue::new("FILENAME_MISMATCH", Severity::Error, path)
+                .message(format!("expected the name {expected}")),
+        );
     }
 }
 
-fn rule_issues(schema: &Schema, file: &FileEntry, rule: &FileRule, out: &mut Vec<Issue>) {
+/// Whether the file's name is `key-label_…_suffix.ext` with `pairs` in that order (a
+/// directory's trailing `/` aside), compared piece by piece without building it.
+fn canonical_name_is<'a>(
+    pairs: impl Iterator<Item = (&'a str, &'a str)>,
+    file: &FileEntry,
+) -> bool {
+    let mut rest = file.file_name();
+    for (i, (key, label)) in pairs.enumerate() {
+        let Some(r) = (if i == 0 {
+            Some(rest)
+        } else {
+            rest.strip_prefix('_')
+        })
+        .and_then(|r| r.strip_prefix(key))
+        .and_then(|r| r.strip_prefix('-'))
+        .and_then(|r| r.strip_prefix(label)) else {
+            return false;
+        };
+        rest = r;
+    }
+    let tail = rest
+        .strip_prefix('_')
+        .and_then(|r| r.strip_prefix(file.name.suffix.as_deref().unwrap_or("")));
+    tail.is_some_and(|t| t == file.name.extension.trim_end_matches('/'))
+}
+
+fn rule_issues<'s>(schema: &'s Schema, file: &FileEntry, rule: &'s FileRule, out: &mut Vec<Issue>) {
     let path = file.path.as_str();
     if !rule.entities.is_empty() {
-        let key_of = |long: &str| {
-            schema
-                .entity(long)
-                .map(|e| e.key.clone())
-                .unwrap_or_else(|| long.to_string())
-        };
+        let key_of = |long: &'s str| schema.entity(long).map_or(long, |e| e.key.as_str());
         if path.matches('/').count() > 1 {
-            let missing: Vec<String> = rule
+            let missing: Vec<&str> = rule
                 .entities
                 .iter()
                 .filter(|(_, r)| r.level == Level::Required)
@@ -176,12 +249,12 @@ fn rule_issues(schema: &Schema, file: &FileEntry, rule: &FileRule, out: &mut Vec
                 );
             }
         }
-        let allowed: Vec<String> = rule.entities.keys().map(|l| key_of(l)).collect();
+        let allowed = |k: &str| rule.entities.keys().any(|l| key_of(l) == k);
         let extra: Vec<&str> = file
             .name
             .pairs
             .iter()
-            .filter(|(k, v)| v.is_empty() || !allowed.iter().any(|a| a == k))
+            .filter(|(k, v)| v.is_empty() || !allowed(k))
             .map(|(k, _)| k.as_str())
             .chain(file.name.stray.iter().map(String::as_str))
             .collect();
@@ -195,7 +268,7 @@ fn rule_issues(schema: &Schema, file: &FileEntry, rule: &FileRule, out: &mut Vec
             );
         }
         for (long, req) in &rule.entities {
-            if let (Some(allowed), Some(label)) = (&req.r#enum, file.name.get(&key_of(long))) {
+            if let (Some(allowed), Some(label)) = (&req.r#enum, file.name.get(key_of(long))) {
                 if !allowed.iter().any(|a| a == label) {
                     out.push(
                         Issue::new("INVALID_ENTITY_LABEL", Severity::Error, path)
@@ -238,13 +311,22 @@ fn location_issues(file: &FileEntry, out: &mut Vec<Issue>) {
     } else {
         &[]
     };
+    // Whether a component of `path` starts with `key-`.
+    let has_dir = |key: &str| {
+        path.split('/')
+            .any(|c| c.strip_prefix(key).is_some_and(|r| r.starts_with('-')))
+    };
     for (top, sub) in pairs {
-        let mut expected = String::from("/");
         match name.get(top) {
             Some(label) => {
-                expected.push_str(&format!("{top}-{label}/"));
+                let mut expected = String::with_capacity(top.len() + label.len() + 16);
+                for part in ["/", top, "-", label, "/"] {
+                    expected.push_str(part);
+                }
                 if let Some(s) = name.get(sub) {
-                    expected.push_str(&format!("{sub}-{s}/"));
+                    for part in [sub, "-", s, "/"] {
+                        expected.push_str(part);
+                    }
                 }
                 if !path.starts_with(&expected) {
                     out.push(
@@ -254,12 +336,13 @@ fn location_issues(file: &FileEntry, out: &mut Vec<Issue>) {
                 }
             }
             None => {
-                if path.starts_with(&format!("/{top}-")) {
+                let first = path.strip_prefix('/').unwrap_or(path);
+                if first.strip_prefix(top).is_some_and(|r| r.starts_with('-')) {
                     out.push(Issue::new("INVALID_LOCATION", Severity::Error, path));
                 }
             }
         }
-        if name.get(sub).is_none() && path.contains(&format!("/{sub}-")) {
+        if name.get(sub).is_none() && has_dir(sub) {
             out.push(
                 Issue::new("INVALID_LOCATION", Severity::Error, path)
                     .message(format!("unexpected {sub} directory")),
