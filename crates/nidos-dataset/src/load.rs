@@ -336,7 +336,7 @@ impl Dataset {
             }
         };
         let res = if f.name.extension.ends_with(".gz") {
-            loaders::nifti::read_nifti_header_gz(prefix.as_slice())
+            loaders::nifti::read_nifti_header_gz_bytes(prefix)
         } else {
             loaders::nifti::read_nifti_header(prefix)
         };

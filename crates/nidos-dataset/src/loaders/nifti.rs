@@ -108,6 +108,16 @@ pub fn read_nifti_header(prefix: &[u8]) -> Result<NiftiHeader, LoadIssue> {
 /// Inflates only the start of a `.nii.gz` stream (at most [`MAX_GZ_PREFIX`] bytes: the header
 /// and the extensions before the voxel data) and parses the header.
 pub fn read_nifti_header_gz(reader: impl Read) -> Result<NiftiHeader, LoadIssue> {
+    read_nifti_header_gz_buffered(std::io::BufReader::with_capacity(8 << 10, reader))
+}
+
+/// [`read_nifti_header_gz`] of bytes already in memory (the decoder reads them in
+/// place, without a buffer of its own).
+pub fn read_nifti_header_gz_bytes(bytes: &[u8]) -> Result<NiftiHeader, LoadIssue> {
+    read_nifti_header_gz_buffered(bytes)
+}
+
+fn read_nifti_header_gz_buffered(reader: impl std::io::BufRead) -> Result<NiftiHeader, LoadIssue> {
     let mut reader = reader;
     let mut magic = [0u8; 2];
     let got = read_full(&mut reader, &mut magic);
@@ -118,7 +128,7 @@ pub fn read_nifti_header_gz(reader: impl Read) -> Result<NiftiHeader, LoadIssue>
         ));
     }
     let chained = std::io::Cursor::new(magic).chain(reader);
-    let mut dec = flate2::read::MultiGzDecoder::new(chained);
+    let mut dec = flate2::bufread::MultiGzDecoder::new(chained);
     // First the fixed header, then up to vox_offset (bounded) for extensions.
     let mut buf = vec![0u8; NIFTI2_HEADER_SIZE + 4];
     let mut filled = 0usize;
