@@ -33,6 +33,10 @@ pub struct Options {
     pub blacklist_modalities: Vec<String>,
     /// Counts validated files as workers finish them (for a progress display).
     pub progress: Option<std::sync::Arc<Progress>>,
+    /// The process exits soon after the run (a command-line validation): the opened
+    /// dataset's memory is left for the operating system to reclaim instead of being
+    /// freed piece by piece. Otherwise it is freed on a background thread.
+    pub process_exits_after: bool,
 }
 
 /// How far a run is: `done` of `total` files (`total` is set once the dataset is
@@ -174,7 +178,11 @@ impl<'s> Engine<'s> {
         // run; the report does not need it, so it is freed beside the caller's work (a
         // command that exits right away does not wait for it).
         // (When no thread can be started, the closure and the dataset are dropped here.)
-        std::thread::Builder::new().spawn(move || drop(ds)).ok();
+        if opts.process_exits_after {
+            std::mem::forget(ds);
+        } else {
+            std::thread::Builder::new().spawn(move || drop(ds)).ok();
+        }
         Ok(report)
     }
 
