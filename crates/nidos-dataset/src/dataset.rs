@@ -12,6 +12,10 @@ use crate::fs::{Fs, OsFs};
 use crate::load::JsonLoad;
 pub use crate::loaders::Severity;
 
+/// A hash map keyed by dataset-derived names, seeded per map (file names cannot be
+/// chosen to collide).
+pub(crate) type SeededMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// How to open a dataset.
 #[derive(Clone, Debug)]
 pub struct OpenOptions {
@@ -279,11 +283,12 @@ pub struct Dataset {
     pub(crate) files: Vec<FileEntry>,
     /// Directory → suffix → indices of the files directly in it with that suffix (the
     /// candidates of inheritance lookups, found without scanning the directory).
-    pub(crate) by_suffix: HashMap<String, HashMap<String, Vec<usize>>>,
-    /// [`crate::inherit::entity_key`] (directory, suffix, extension and sorted entities) →
-    /// files, so a lookup tries each subset of a file's entities instead of every file
-    /// with the suffix.
-    pub(crate) by_entities: HashMap<String, Vec<usize>>,
+    pub(crate) by_suffix: SeededMap<String, SeededMap<String, Vec<usize>>>,
+    /// [`crate::inherit::entity_key`] (a hash of directory, suffix, extension and sorted
+    /// entities) → files, so a lookup tries each subset of a file's entities instead of
+    /// every file with the suffix. Lookups check the files they find.
+    pub(crate) by_entities: SeededMap<u64, Vec<usize>>,
+    pub(crate) entity_hasher: foldhash::fast::RandomState,
     /// Every directory path (without trailing `/`; the root is absent).
     pub(crate) dir_paths: HashSet<String>,
     pub(crate) issues: Vec<DatasetIssue>,
@@ -345,28 +350,32 @@ impl Dataset {
         for f in &mut files {
             f.datatype = datatype_of(&f.path, &info.names).map(str::to_string);
         }
-        let mut by_suffix: HashMap<String, HashMap<String, Vec<usize>>> = HashMap::new();
-        let mut by_entities: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_suffix: SeededMap<String, SeededMap<String, Vec<usize>>> = SeededMap::default();
+        let mut by_entities: SeededMap<u64, Vec<usize>> = SeededMap::default();
+        let entity_hasher = foldhash::fast::RandomState::default();
         for (i, f) in files.iter().enumerate() {
-            if let (Some(suffix), true) = (f.name.suffix.as_deref(), f.name.stray.is_empty()) {
+            let Some(suffix) = f.name.suffix.as_deref() else {
+                continue;
+            };
+            if f.name.stray.is_empty() {
                 let pairs = f.name.sorted_pairs();
-                by_entities
-                    .entry(crate::inherit::entity_key(
-                        f.dir(),
-                        suffix,
-                        &f.name.extension,
-                        &pairs,
-                    ))
-                    .or_default()
-                    .push(i);
+                let key = crate::inherit::entity_key(
+                    &entity_hasher,
+                    (f.dir(), suffix, &f.name.extension),
+                    &pairs,
+                );
+                by_entities.entry(key).or_default().push(i);
             }
-            if let Some(suffix) = f.name.suffix.as_deref() {
-                by_suffix
-                    .entry(f.dir().to_string())
-                    .or_default()
-                    .entry(suffix.to_string())
-                    .or_default()
-                    .push(i);
+            // (Keys are copied only for a directory or suffix not seen before.)
+            let dir = match by_suffix.get_mut(f.dir()) {
+                Some(d) => d,
+                None => by_suffix.entry(f.dir().to_string()).or_default(),
+            };
+            match dir.get_mut(suffix) {
+                Some(members) => members.push(i),
+                None => {
+                    dir.insert(suffix.to_string(), vec![i]);
+                }
             }
         }
         let mut sub_dirs: Vec<String> = walked
@@ -409,6 +418,7 @@ impl Dataset {
             files,
             by_suffix,
             by_entities,
+            entity_hasher,
             dir_paths: walked.dirs.into_iter().collect(),
             issues,
             sub_dirs,

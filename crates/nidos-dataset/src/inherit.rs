@@ -3,6 +3,8 @@
 //! target extensions, and its entities are a subset of the data file's. Sidecars merge
 //! root → deep, a deeper value overriding a shallower one.
 
+use std::hash::{BuildHasher, Hash, Hasher};
+
 use indexmap::IndexMap;
 use nidos_expr::{Object, Value};
 
@@ -71,27 +73,19 @@ pub(crate) fn walk_back(ds: &Dataset, src: usize, t: &Target<'_>) -> Vec<Vec<usi
 /// Files with more entities than this are looked up by scanning their directory.
 const MAX_SUBSET_ENTITIES: usize = 10;
 
-/// The index key of a file: directory, suffix, extension and its entities sorted by key.
+/// The index key of a file: a hash of its directory, suffix, extension and entities
+/// sorted by key (distinct tuples rarely share one; lookups check what they find).
 pub(crate) fn entity_key(
-    dir: &str,
-    suffix: &str,
-    extension: &str,
+    state: &impl BuildHasher,
+    (dir, suffix, extension): (&str, &str, &str),
     sorted_pairs: &[(&str, &str)],
-) -> String {
-    let mut key =
-        String::with_capacity(dir.len() + suffix.len() + extension.len() + 16 * sorted_pairs.len());
-    key.push_str(dir);
-    key.push('\0');
-    key.push_str(suffix);
-    key.push('\0');
-    key.push_str(extension);
-    for (k, v) in sorted_pairs {
-        key.push('\0');
-        key.push_str(k);
-        key.push('-');
-        key.push_str(v);
+) -> u64 {
+    let mut h = state.build_hasher();
+    (dir, suffix, extension).hash(&mut h);
+    for pair in sorted_pairs {
+        pair.hash(&mut h);
     }
-    key
+    h.finish()
 }
 
 /// [`walk_back`] through the entity index: a candidate's entities are a subset of the
@@ -133,8 +127,16 @@ fn walk_back_indexed(
             for mask in 0u32..(1u32 << n) {
                 subset.clear();
                 subset.extend((0..n).filter(|b| mask & (1 << b) != 0).map(|b| pairs[b]));
-                if let Some(hits) = ds.by_entities.get(&entity_key(dir, suffix, ext, &subset)) {
-                    found.extend(hits.iter().copied().filter(|&i| i != src));
+                let key = entity_key(&ds.entity_hasher, (dir, suffix, ext), &subset);
+                if let Some(hits) = ds.by_entities.get(&key) {
+                    found.extend(hits.iter().copied().filter(|&i| {
+                        let c = &ds.files[i];
+                        i != src
+                            && c.dir() == *dir
+                            && c.name.suffix.as_deref() == Some(suffix)
+                            && c.name.extension == *ext
+                            && c.name.sorted_pairs() == subset
+                    }));
                 }
             }
         }
