@@ -232,7 +232,7 @@ fn write_report(
                 view = view.derivative(name, r);
             }
             if args.format == Format::Json {
-                serde_json::to_writer(&mut *out, &view)?;
+                view.write_compact(out)?;
             } else {
                 serde_json::to_writer_pretty(&mut *out, &view)?;
             }

@@ -96,6 +96,54 @@ impl<'a> ReportJson<'a> {
             .insert(name.to_string(), report.json());
         self
     }
+
+    /// Writes the compact JSON text, the same bytes as `serde_json::to_writer` of this
+    /// view, with the issues rendered on the worker threads (a large dataset's report
+    /// holds hundreds of thousands). A window of chunks is rendered at a time, so little
+    /// of the text is held in memory.
+    pub fn write_compact(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use rayon::prelude::*;
+        const CHUNK: usize = 4096;
+        const WINDOW: usize = 8 * CHUNK;
+        let render = |chunk: &[Issue]| -> serde_json::Result<Vec<u8>> {
+            let mut buf = Vec::with_capacity(chunk.len() * 192);
+            for (i, issue) in chunk.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                serde_json::to_writer(&mut buf, issue)?;
+            }
+            Ok(buf)
+        };
+        out.write_all(br#"{"issues":{"issues":["#)?;
+        for (w, window) in self.issues.issues.chunks(WINDOW).enumerate() {
+            let parts: Vec<serde_json::Result<Vec<u8>>> =
+                window.par_chunks(CHUNK).map(render).collect();
+            for (i, part) in parts.into_iter().enumerate() {
+                if w > 0 || i > 0 {
+                    out.write_all(b",")?;
+                }
+                out.write_all(&part?)?;
+            }
+        }
+        out.write_all(br#"],"codeMessages":"#)?;
+        serde_json::to_writer(&mut *out, self.issues.code_messages)?;
+        out.write_all(br#"},"summary":"#)?;
+        serde_json::to_writer(&mut *out, self.summary)?;
+        if !self.derivatives_summary.is_empty() {
+            out.write_all(br#","derivativesSummary":{"#)?;
+            for (i, (name, report)) in self.derivatives_summary.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *out, name)?;
+                out.write_all(b":")?;
+                report.write_compact(out)?;
+            }
+            out.write_all(b"}")?;
+        }
+        out.write_all(b"}")
+    }
 }
 
 #[derive(Serialize)]
@@ -103,4 +151,67 @@ impl<'a> ReportJson<'a> {
 struct IssuesJson<'a> {
     issues: &'a [Issue],
     code_messages: &'a IndexMap<String, String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(n: usize, tag: &str) -> Report {
+        let issues = (0..n)
+            .map(|i| {
+                let issue = Issue::new(
+                    "SIDECAR_KEY_RECOMMENDED",
+                    Severity::Warning,
+                    format!("/f{i}"),
+                )
+                .sub(tag);
+                match i % 3 {
+                    0 => issue.message(format!("line \"{i}\"\n")),
+                    1 => issue.line(i).rule("rules.x"),
+                    _ => issue,
+                }
+            })
+            .collect();
+        Report {
+            issues,
+            code_messages: [(
+                "SIDECAR_KEY_RECOMMENDED".to_string(),
+                "a \"key\"".to_string(),
+            )]
+            .into_iter()
+            .collect(),
+            summary: Summary {
+                subjects: vec!["01".into()],
+                ..Summary::default()
+            },
+            dataset_type: "raw".into(),
+        }
+    }
+
+    /// The parallel writer gives serde's bytes: no issue, one, at and across chunk and
+    /// window edges, with and without derivative datasets.
+    #[test]
+    fn compact_json_is_serde_json() {
+        let derivative = report(5000, "d");
+        let empty = Report::default();
+        for n in [0, 1, 4095, 4096, 4097, 40_000] {
+            let main = report(n, "m");
+            for with_derivatives in [false, true] {
+                let mut view = main.json();
+                if with_derivatives {
+                    view = view
+                        .derivative("fmriprep", &derivative)
+                        .derivative("empty \"one\"", &empty);
+                }
+                let mut ours = Vec::new();
+                view.write_compact(&mut ours).unwrap();
+                let theirs = serde_json::to_vec(&view).unwrap();
+                assert!(
+                    ours == theirs,
+                    "{n} issues, derivatives: {with_derivatives}"
+                );
+            }
+        }
+    }
 }
