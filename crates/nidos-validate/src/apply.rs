@@ -268,6 +268,7 @@ pub(crate) fn apply_fields(
                     location: facts.location.clone(),
                     rule: Some(texts.rule.clone()),
                     extra: None,
+                    rank: 0,
                 });
             }
             Some(value) => {

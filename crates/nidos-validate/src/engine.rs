@@ -1,7 +1,6 @@
 //! The validation run: prepares the schema once, then applies every rule to every file
 //! of a dataset in parallel and gathers a deterministic report.
 
-use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::PoisonError;
@@ -298,6 +297,7 @@ impl<'s> Engine<'s> {
         let (idx, file) = file;
         let schema = self.schema;
         let location = Sym::from(file.path.as_str());
+        let first_new = out.len();
         if file.size == 0 && !file.broken_symlink {
             out.push(Issue::new("EMPTY_FILE", Severity::Error, &location));
         }
@@ -390,6 +390,14 @@ impl<'s> Engine<'s> {
             insert_new(used, f);
         }
         collect_paths(&ctx.lookup("associations"), used);
+        // Issues located at this file sort by its position (files are in path order).
+        if let Some(rank) = u32::try_from(idx).ok().and_then(|i| i.checked_add(1)) {
+            for issue in out.iter_mut().skip(first_new) {
+                if issue.location == location {
+                    issue.rank = rank;
+                }
+            }
+        }
     }
 
     /// `--blacklist-modalities`: every datatype directory of a listed modality is an
@@ -457,8 +465,17 @@ impl<'s> Engine<'s> {
                 dir = &dir[..dir.rfind('/').unwrap_or(0)];
             }
         }
+        // Directory names repeat (`ses-01`, `anat`…): each is judged once.
+        let mut known: FastMap<&str, bool> = FastMap::default();
         for dir in ds.directories() {
-            if live_dirs.contains(dir) && !filenames::directory_known(self.schema, layout, dir) {
+            if !live_dirs.contains(dir) {
+                continue;
+            }
+            let name = dir.rsplit('/').next().unwrap_or(dir);
+            let is_known = *known
+                .entry(name)
+                .or_insert_with(|| filenames::directory_known(self.schema, layout, dir));
+            if !is_known {
                 out.push(Issue::new(
                     "NOT_INCLUDED",
                     Severity::Error,
@@ -466,33 +483,7 @@ impl<'s> Engine<'s> {
                 ));
             }
         }
-        // Names that differ only by case within one directory.
-        // (Most names are already lower case: those are used as they are.)
-        let mut by_dir: FastMap<(&str, Cow<'_, str>), Vec<&str>> = FastMap::default();
-        by_dir.reserve(ds.files().len());
-        for f in ds.files() {
-            let name = f.file_name();
-            let lower = if name.chars().any(char::is_uppercase) {
-                Cow::Owned(name.to_lowercase())
-            } else {
-                Cow::Borrowed(name)
-            };
-            by_dir
-                .entry((f.dir(), lower))
-                .or_default()
-                .push(f.path.as_str());
-        }
-        for group in by_dir.values().filter(|g| g.len() > 1) {
-            for p in group {
-                let mut issue = Issue::new("CASE_COLLISION", Severity::Error, *p);
-                issue.extra_mut().affects = group
-                    .iter()
-                    .filter(|q| *q != p)
-                    .map(|q| q.to_string())
-                    .collect();
-                out.push(issue);
-            }
-        }
+        case_collisions(ds.files(), out);
     }
 
     fn code_messages(&self, issues: &[Issue]) -> IndexMap<String, String> {
@@ -642,6 +633,64 @@ fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
         issue = issue.line(l);
     }
     issue
+}
+
+/// CASE_COLLISION: names that differ only by case within one directory. Files are
+/// ordered by a seeded hash of their directory and lower-cased name, and only files
+/// with equal hashes are compared (no map of every name).
+fn case_collisions(files: &[FileEntry], out: &mut Vec<Issue>) {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    // The lower-cased name's bytes, without a copy for ASCII names.
+    fn lower_bytes(name: &str, mut each: impl FnMut(u8)) {
+        if name.is_ascii() {
+            name.bytes().for_each(|b| each(b.to_ascii_lowercase()));
+        } else {
+            name.to_lowercase().bytes().for_each(each);
+        }
+    }
+    let same_name = |a: &str, b: &str| {
+        if a.is_ascii() && b.is_ascii() {
+            a.eq_ignore_ascii_case(b)
+        } else {
+            a.to_lowercase() == b.to_lowercase()
+        }
+    };
+    let state = foldhash::fast::RandomState::default();
+    let mut keyed: Vec<(u64, usize)> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut h = state.build_hasher();
+            f.dir().hash(&mut h);
+            lower_bytes(f.file_name(), |b| h.write_u8(b));
+            (h.finish(), i)
+        })
+        .collect();
+    keyed.sort_unstable();
+    for run in keyed.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
+        // Split the run into groups of really equal names, each in path order.
+        let mut left: Vec<usize> = run.iter().map(|&(_, i)| i).collect();
+        while let Some(&first) = left.first() {
+            let (group, rest): (Vec<usize>, Vec<usize>) = left.iter().partition(|&&i| {
+                files[i].dir() == files[first].dir()
+                    && same_name(files[i].file_name(), files[first].file_name())
+            });
+            left = rest;
+            if group.len() < 2 {
+                continue;
+            }
+            for &i in &group {
+                let mut issue =
+                    Issue::new("CASE_COLLISION", Severity::Error, files[i].path.as_str());
+                issue.extra_mut().affects = group
+                    .iter()
+                    .filter(|&&j| j != i)
+                    .map(|&j| files[j].path.clone())
+                    .collect();
+                out.push(issue);
+            }
+        }
+    }
 }
 
 /// The per-run state one file's validation uses and adds to.

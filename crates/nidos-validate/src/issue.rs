@@ -254,7 +254,7 @@ impl<'de> Deserialize<'de> for Sym {
 /// shared by all issues of one file; the occurrence-specific parts that few issues have
 /// (a message, a line, other files concerned) live in one optional box. An issue is 48
 /// bytes with no allocation of its own in the common case.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Issue {
     /// The standard's issue code, e.g. `SIDECAR_KEY_REQUIRED`.
     pub code: Sym,
@@ -267,7 +267,25 @@ pub struct Issue {
     pub rule: Option<Sym>,
     /// Message, line and affected files, when the issue has any of them.
     pub extra: Option<Box<IssueExtra>>,
+    /// When `location` is the path of a dataset's file: that file's position in path
+    /// order, plus one (0: not known). Two issues that both have one order by it as by
+    /// their paths, without comparing the texts (report sorting).
+    pub(crate) rank: u32,
 }
+
+/// Equal issues: every reported field equal (`rank` only restates `location`).
+impl PartialEq for Issue {
+    fn eq(&self, other: &Issue) -> bool {
+        self.code == other.code
+            && self.sub_code == other.sub_code
+            && self.severity == other.severity
+            && self.location == other.location
+            && self.rule == other.rule
+            && self.extra == other.extra
+    }
+}
+
+impl Eq for Issue {}
 
 /// The report form of an issue: one flat object, keys in this order.
 #[derive(Serialize, Deserialize)]
@@ -355,6 +373,7 @@ impl Issue {
             location: location.into(),
             rule: None,
             extra: None,
+            rank: 0,
         }
     }
 
@@ -404,20 +423,19 @@ impl Issue {
     /// The deterministic report order: code, location, sub-code, line, then the rest
     /// (every field takes part, so only identical issues compare equal).
     pub fn sort_key_cmp(&self, other: &Issue) -> Ordering {
-        (
-            &self.code,
-            &self.location,
-            &self.sub_code,
-            self.line_number(),
-            self.severity,
-        )
-            .cmp(&(
-                &other.code,
-                &other.location,
-                &other.sub_code,
-                other.line_number(),
-                other.severity,
-            ))
+        self.code
+            .cmp(&other.code)
+            .then_with(|| match (self.rank, other.rank) {
+                (0, _) | (_, 0) => self.location.cmp(&other.location),
+                (a, b) => a.cmp(&b),
+            })
+            .then_with(|| {
+                (&self.sub_code, self.line_number(), self.severity).cmp(&(
+                    &other.sub_code,
+                    other.line_number(),
+                    other.severity,
+                ))
+            })
             .then_with(|| self.issue_message().cmp(&other.issue_message()))
             .then_with(|| self.rule.cmp(&other.rule))
             .then_with(|| self.affects().cmp(other.affects()))

@@ -15,6 +15,7 @@
 //! options: {ignore_nifti_headers: true, max_rows: 10, ignore_warnings: false}
 //! expect:                     # each must be present
 //!   - {code: NOT_INCLUDED, location: /extra.txt, severity: error, subCode: X, line: 3}
+//!   - {code: CASE_COLLISION, location: /a.txt, affects: [/A.txt]}  # other files, exactly
 //! absent: [EMPTY_FILE]        # codes that must not appear at all
 //! absent_issues:              # tuples that must not appear (same fields as expect)
 //!   - {code: NOT_INCLUDED, location: /README}
@@ -88,6 +89,9 @@ struct Expected {
     location: Option<String>,
     #[serde(default)]
     line: Option<usize>,
+    /// Absent: any; else exactly these other files, in order.
+    #[serde(default)]
+    affects: Option<Vec<String>>,
 }
 
 impl Expected {
@@ -100,6 +104,7 @@ impl Expected {
                 .as_ref()
                 .is_none_or(|s| s == i.severity.as_str())
             && self.line.is_none_or(|l| i.line_number() == Some(l))
+            && self.affects.as_ref().is_none_or(|a| a == i.affects())
     }
 }
 
