@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use nidos_expr::Value;
+use rayon::prelude::*;
 
 use crate::assoc::AssocDef;
 use crate::filename::{datatype_of, parse_name, NameTable, ParsedName};
@@ -313,6 +314,46 @@ impl std::fmt::Debug for Dataset {
     }
 }
 
+/// [`Dataset::by_entities`] of `files`.
+fn entity_index(
+    files: &[FileEntry],
+    hasher: &foldhash::fast::RandomState,
+) -> SeededMap<u64, Vec<usize>> {
+    let mut index: SeededMap<u64, Vec<usize>> = SeededMap::default();
+    index.reserve(files.len());
+    for (i, f) in files.iter().enumerate() {
+        if let (Some(suffix), true) = (f.name.suffix.as_deref(), f.name.stray.is_empty()) {
+            let pairs = f.name.sorted_pairs();
+            let key =
+                crate::inherit::entity_key(hasher, (f.dir(), suffix, &f.name.extension), &pairs);
+            index.entry(key).or_default().push(i);
+        }
+    }
+    index
+}
+
+/// [`Dataset::by_suffix`] of `files`.
+fn suffix_index(files: &[FileEntry]) -> SeededMap<String, SeededMap<String, Vec<usize>>> {
+    let mut index: SeededMap<String, SeededMap<String, Vec<usize>>> = SeededMap::default();
+    for (i, f) in files.iter().enumerate() {
+        let Some(suffix) = f.name.suffix.as_deref() else {
+            continue;
+        };
+        // (Keys are copied only for a directory or suffix not seen before.)
+        let dir = match index.get_mut(f.dir()) {
+            Some(d) => d,
+            None => index.entry(f.dir().to_string()).or_default(),
+        };
+        match dir.get_mut(suffix) {
+            Some(members) => members.push(i),
+            None => {
+                dir.insert(suffix.to_string(), vec![i]);
+            }
+        }
+    }
+    index
+}
+
 impl Dataset {
     /// Walks the dataset at `root` with the brand, directory rules and entities of `schema`.
     pub fn open(
@@ -345,39 +386,17 @@ impl Dataset {
         let walked = crate::walk::walk(fs.as_ref(), &canon, &info);
         let mut files = walked.files;
         // Paths are unique: an unstable sort gives the same order without a scratch copy.
-        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        files.par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
         files.shrink_to_fit();
-        for f in &mut files {
+        files.par_iter_mut().for_each(|f| {
             f.datatype = datatype_of(&f.path, &info.names).map(str::to_string);
-        }
-        let mut by_suffix: SeededMap<String, SeededMap<String, Vec<usize>>> = SeededMap::default();
-        let mut by_entities: SeededMap<u64, Vec<usize>> = SeededMap::default();
+        });
+        // The two lookup indexes are built side by side.
         let entity_hasher = foldhash::fast::RandomState::default();
-        for (i, f) in files.iter().enumerate() {
-            let Some(suffix) = f.name.suffix.as_deref() else {
-                continue;
-            };
-            if f.name.stray.is_empty() {
-                let pairs = f.name.sorted_pairs();
-                let key = crate::inherit::entity_key(
-                    &entity_hasher,
-                    (f.dir(), suffix, &f.name.extension),
-                    &pairs,
-                );
-                by_entities.entry(key).or_default().push(i);
-            }
-            // (Keys are copied only for a directory or suffix not seen before.)
-            let dir = match by_suffix.get_mut(f.dir()) {
-                Some(d) => d,
-                None => by_suffix.entry(f.dir().to_string()).or_default(),
-            };
-            match dir.get_mut(suffix) {
-                Some(members) => members.push(i),
-                None => {
-                    dir.insert(suffix.to_string(), vec![i]);
-                }
-            }
-        }
+        let (by_entities, by_suffix) = rayon::join(
+            || entity_index(&files, &entity_hasher),
+            || suffix_index(&files),
+        );
         let mut sub_dirs: Vec<String> = walked
             .dirs
             .iter()
