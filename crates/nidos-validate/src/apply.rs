@@ -33,6 +33,8 @@ pub(crate) struct Seen {
     /// origin → key → what was found, in shards chosen by the origin (workers rarely
     /// wait for each other).
     checked: [Mutex<SeenMap>; SEEN_SHARDS],
+    /// Chooses an origin's shard.
+    shards: foldhash::fast::RandomState,
 }
 
 type SeenMap = FastMap<String, FastMap<String, SeenValue>>;
@@ -72,8 +74,8 @@ impl Seen {
             }
         };
         let shard = {
-            use std::hash::{BuildHasher, BuildHasherDefault};
-            let h = BuildHasherDefault::<crate::issue::FastHasher>::default().hash_one(origin);
+            use std::hash::BuildHasher;
+            let h = self.shards.hash_one(origin);
             &self.checked[(h as usize) % SEEN_SHARDS]
         };
         let Ok(mut map) = shard.lock() else {

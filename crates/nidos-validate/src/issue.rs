@@ -50,45 +50,11 @@ impl PartialOrd for Sym {
     }
 }
 
-/// A fast non-cryptographic hasher (FxHash's multiply-rotate) for the validator's
-/// internal tables of short strings; input never chooses the table sizes.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FastHasher(u64);
-
-impl std::hash::Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0xf1357aea2e62a9c5;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.0 = (self.0.rotate_left(26) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(26) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(u64::from(i));
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(26) ^ i).wrapping_mul(0xf1357aea2e62a9c5);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0.rotate_left(26)
-    }
-}
-
-pub(crate) type FastMap<K, V> =
-    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
-pub(crate) type FastSet<K> = HashSet<K, std::hash::BuildHasherDefault<FastHasher>>;
+/// Hash maps and sets of the validator's tables (interned texts, rule index, used
+/// sidecars, checked values…): foldhash, fast on short strings and seeded per map, so
+/// names in a dataset cannot be chosen to collide.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+pub(crate) type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
 
 /// Distinct texts interned per thread before [`Sym::intern`] stops remembering new ones
 /// (bounds the memory a hostile dataset can pin with made-up column names).
