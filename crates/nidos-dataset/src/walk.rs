@@ -136,9 +136,19 @@ impl Walker<'_> {
         };
         names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         names.retain(|(n, _)| !n.starts_with('.'));
-        if rel.is_empty() && names.len() > 1 {
-            // The root's entries (one per subject, mostly) are walked in parallel and
-            // joined in name order, as a serial walk would list them.
+        // A directory with several subdirectories (the root's subjects, a subject's
+        // sessions, a session's datatypes) has its entries walked in parallel, joined
+        // in name order as a serial walk would list them; rayon shares the nested work
+        // between the threads, so a dataset of few large subjects is walked on all
+        // cores too.
+        let subdirs = names
+            .iter()
+            .filter(|(_, m)| {
+                m.as_ref()
+                    .is_ok_and(|m| m.kind == Some(crate::fs::Kind::Dir))
+            })
+            .count();
+        if subdirs > 1 {
             use rayon::prelude::*;
             let parts: Vec<Walked> = names
                 .into_par_iter()
