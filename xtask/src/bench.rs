@@ -345,10 +345,16 @@ pub fn run(args: &[String]) -> Result<()> {
     };
     let mut rows = Vec::new();
     let mut ratios = Vec::new();
-    for &subjects in &settings.subjects {
-        for brand in ["Std", "BIDS"] {
+    let mut scaling = Vec::new();
+    for brand in ["Std", "BIDS"] {
+        // Every size of a brand is warmed up once and then measured in turns (run 1 of
+        // each size and format, then run 2…). The machine's speed drifts over minutes on
+        // shared cores; measured in turns, the sizes see the same machine and their
+        // ratio (the scaling target) is fair.
+        let mut sets = Vec::new();
+        for &subjects in &settings.subjects {
             let (dir, files) = dataset(brand, subjects)?;
-            let mut base = vec![dir.display().to_string()];
+            let mut base = vec!["validate".to_string(), dir.display().to_string()];
             if brand == "BIDS" {
                 base.push("--schema".into());
                 base.push(upstream.display().to_string());
@@ -356,21 +362,34 @@ pub fn run(args: &[String]) -> Result<()> {
             // One unmeasured run warms the page cache.
             let mut warm = base.clone();
             warm.extend(["--format", "json", "-o", "/dev/null"].map(String::from));
-            let mut warm_cmd = vec!["validate".to_string()];
-            warm_cmd.extend(warm);
-            measure(&nidos, &warm_cmd, &[0, 16], have_time)?;
-            let mut json_wall = f64::NAN;
-            for format in ["text", "json"] {
-                let mut a = vec!["validate".to_string()];
-                a.extend(base.iter().cloned());
-                a.extend(["--format", format, "-o", "/dev/null"].map(String::from));
-                let mut samples = Vec::new();
-                for _ in 0..settings.runs {
-                    samples.push(measure(&nidos, &a, &[0, 16], have_time)?);
+            measure(&nidos, &warm, &[0, 16], have_time)?;
+            sets.push((subjects, dir, files, base));
+        }
+        let mut samples: Vec<Vec<Vec<Sample>>> = vec![vec![Vec::new(); FORMATS.len()]; sets.len()];
+        for _ in 0..settings.runs {
+            for (k, (_, _, _, base)) in sets.iter().enumerate() {
+                for (f, format) in FORMATS.iter().enumerate() {
+                    let mut a = base.clone();
+                    a.extend(["--format", format, "-o", "/dev/null"].map(String::from));
+                    samples[k][f].push(measure(&nidos, &a, &[0, 16], have_time)?);
                 }
-                let row = Row::new(brand, subjects, files, &format!("nidos {format}"), &samples);
-                if format == "json" {
-                    json_wall = row.wall_median;
+            }
+        }
+        let mut walls: Vec<[f64; FORMATS.len()]> = Vec::new();
+        for ((subjects, dir, files, _), by_format) in sets.iter().zip(&samples) {
+            let mut wall = [f64::NAN; FORMATS.len()];
+            let mut json_rss = f64::NAN;
+            for (f, format) in FORMATS.iter().enumerate() {
+                let row = Row::new(
+                    brand,
+                    *subjects,
+                    *files,
+                    &format!("nidos {format}"),
+                    &by_format[f],
+                );
+                wall[f] = row.wall_median;
+                if *format == "json" {
+                    json_rss = row.rss_mb;
                 }
                 eprintln!(
                     "{brand} s{subjects} {format}: {:.3} s wall, {:.2} s cpu, {:.1} MB",
@@ -378,6 +397,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 );
                 rows.push(row);
             }
+            walls.push(wall);
             if let (Some(deno), "BIDS") = (&reference, brand) {
                 let a = vec![
                     dir.display().to_string(),
@@ -389,15 +409,26 @@ pub fn run(args: &[String]) -> Result<()> {
                 // The reference exits 16 when it finds errors, like nidos.
                 match measure(deno, &a, &[0, 16], have_time) {
                     Ok(s) => {
-                        let row = Row::new(brand, subjects, files, "bids-validator-deno", &[s]);
-                        ratios.push((
-                            subjects,
-                            s.wall / json_wall,
-                            s.rss_mb / rows_last_rss(&rows),
-                        ));
+                        let row = Row::new(brand, *subjects, *files, "bids-validator-deno", &[s]);
+                        let json_wall = wall[FORMATS.len() - 1];
+                        ratios.push((*subjects, s.wall / json_wall, s.rss_mb / json_rss));
                         rows.push(row);
                     }
                     Err(e) => eprintln!("reference validator failed: {e:#}"),
+                }
+            }
+        }
+        // Each size against the smallest, per format.
+        if let (Some(first), Some(small)) = (sets.first(), walls.first()) {
+            for ((subjects, ..), wall) in sets.iter().zip(&walls).skip(1) {
+                for (f, format) in FORMATS.iter().enumerate() {
+                    scaling.push(Scaling {
+                        brand,
+                        format,
+                        small: first.0,
+                        large: *subjects,
+                        ratio: wall[f] / small[f],
+                    });
                 }
             }
         }
@@ -409,22 +440,38 @@ pub fn run(args: &[String]) -> Result<()> {
             "reference / nidos (BIDS, {subjects} subjects, JSON): {wall:.1}× wall, {rss:.1}× peak RSS"
         );
     }
+    for sc in &scaling {
+        println!("{sc}");
+    }
     if reference.is_none() && settings.reference {
         println!("bids-validator-deno is not on PATH: no reference ratio (pip install bids-validator-deno)");
     }
     if settings.write {
-        write_doc(&settings, &table, &ratios, reference.is_some())?;
+        write_doc(&settings, &table, (&ratios, &scaling), reference.is_some())?;
     }
     Ok(())
 }
 
-/// Peak RSS of the last nidos JSON row (the one the reference is compared with).
-fn rows_last_rss(rows: &[Row]) -> f64 {
-    rows.iter()
-        .rev()
-        .find(|r| r.what == "nidos json")
-        .map(|r| r.rss_mb)
-        .unwrap_or(f64::NAN)
+/// The report formats measured, JSON last (the reference is compared with it).
+const FORMATS: [&str; 2] = ["text", "json"];
+
+/// One size's wall time (median) against the smallest size's, same brand and format.
+struct Scaling {
+    brand: &'static str,
+    format: &'static str,
+    small: u32,
+    large: u32,
+    ratio: f64,
+}
+
+impl std::fmt::Display for Scaling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "scaling ({}, {}): {} subjects / {} subjects = {:.2}× wall (medians, measured in turns)",
+            self.brand, self.format, self.large, self.small, self.ratio
+        )
+    }
 }
 
 const DOC_BEGIN: &str = "<!-- bench:begin (written by `cargo xtask bench`) -->";
@@ -435,7 +482,7 @@ const DOC_END: &str = "<!-- bench:end -->";
 fn write_doc(
     settings: &Settings,
     table: &str,
-    ratios: &[(u32, f64, f64)],
+    (ratios, scaling): (&[(u32, f64, f64)], &[Scaling]),
     reference: bool,
 ) -> Result<()> {
     let path = root().join("docs/performance.md");
@@ -446,7 +493,7 @@ fn write_doc(
         s,
         "\nCommand: `cargo xtask bench --subjects {} --runs {}`  \nMachine: {}  \n\
          Each nidos row: `nidos validate DIR [--schema ../shared/{UPSTREAM_SCHEMA}] --format FMT -o /dev/null`, \
-         release build, warm page cache, {} measured runs after one warm-up run; peak RSS is the maximum over the runs.\n",
+         release build, warm page cache, one warm-up run per dataset, then {} measured runs of each size and format taken in turns; peak RSS is the maximum over the runs.\n",
         subjects.join(","),
         settings.runs,
         machine(),
@@ -463,6 +510,12 @@ fn write_doc(
         }
     } else if !reference {
         s.push_str("\n(bids-validator-deno was not on PATH: no reference ratio in this run.)\n");
+    }
+    if !scaling.is_empty() {
+        s.push('\n');
+        for sc in scaling {
+            let _ = writeln!(s, "- {sc}");
+        }
     }
     let _ = writeln!(s, "\n{DOC_END}");
     let old = std::fs::read_to_string(&path).unwrap_or_default();
