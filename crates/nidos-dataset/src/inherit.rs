@@ -34,6 +34,12 @@ pub(crate) fn dir_chain(dir: &str) -> Vec<&str> {
 }
 
 /// Candidates per directory, deepest first; levels without a candidate are skipped.
+///
+/// A candidate sits in the directory with the suffix, has one of the extensions, no
+/// parts that are not entities, and entities that are a subset of the file's. Each
+/// level's files of the suffix are scanned, unless the entity index is cheaper: when
+/// no entity is free, a file's few entities give `2^n` subsets per extension to look
+/// up, which beats scanning a directory with more files of the suffix than that.
 pub(crate) fn walk_back(ds: &Dataset, src: usize, t: &Target<'_>) -> Vec<Vec<usize>> {
     let file = &ds.files[src];
     let Some(suffix) = t.suffix.or(file.name.suffix.as_deref()) else {
@@ -41,28 +47,35 @@ pub(crate) fn walk_back(ds: &Dataset, src: usize, t: &Target<'_>) -> Vec<Vec<usi
     };
     let chain = dir_chain(file.dir());
     let chain = if t.inherit { &chain[..] } else { &chain[..1] };
-    if t.free_entities.is_empty() && file.name.pairs.len() <= MAX_SUBSET_ENTITIES {
-        return walk_back_indexed(ds, src, suffix, t.extensions, chain);
-    }
+    let n = file.name.pairs.len();
+    // (With free entities, or too many, the directory is always scanned.)
+    let lookups = if t.free_entities.is_empty() && n <= MAX_SUBSET_ENTITIES {
+        t.extensions.len() << n
+    } else {
+        usize::MAX
+    };
     let mut levels = Vec::new();
     for dir in chain {
         let Some(members) = ds.by_suffix.get(*dir).and_then(|m| m.get(suffix)) else {
             continue;
         };
-        let found: Vec<usize> = members
-            .iter()
-            .copied()
-            .filter(|&i| {
-                let c = &ds.files[i];
-                // A name with parts that are not entities (`dataset_description.json`)
-                // is never a candidate.
-                i != src
-                    && c.name.stray.is_empty()
-                    && c.name.suffix.as_deref() == Some(suffix)
-                    && t.extensions.iter().any(|e| e == &c.name.extension)
-                    && c.name.entities_subset_of(&file.name, t.free_entities)
-            })
-            .collect();
+        let found: Vec<usize> = if members.len() > lookups {
+            subset_lookup(ds, src, (dir, suffix), t.extensions)
+        } else {
+            members
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let c = &ds.files[i];
+                    // A name with parts that are not entities (`dataset_description.json`)
+                    // is never a candidate.
+                    i != src
+                        && c.name.stray.is_empty()
+                        && t.extensions.iter().any(|e| e == &c.name.extension)
+                        && c.name.entities_subset_of(&file.name, t.free_entities)
+                })
+                .collect()
+        };
         if !found.is_empty() {
             levels.push(found);
         }
@@ -88,65 +101,38 @@ pub(crate) fn entity_key(
     h.finish()
 }
 
-/// [`walk_back`] through the entity index: a candidate's entities are a subset of the
-/// file's, so every subset of the file's entities is looked up directly.
-fn walk_back_indexed(
+/// The candidates of one level of [`walk_back`] through the entity index: each subset
+/// of the file's entities is looked up directly (ascending, without duplicates).
+fn subset_lookup(
     ds: &Dataset,
     src: usize,
-    suffix: &str,
+    (dir, suffix): (&str, &str),
     extensions: &[String],
-    chain: &[&str],
-) -> Vec<Vec<usize>> {
-    let file = &ds.files[src];
-    let pairs = file.name.sorted_pairs();
+) -> Vec<usize> {
+    let pairs = ds.files[src].name.sorted_pairs();
     let n = pairs.len();
     let mut subset: Vec<(&str, &str)> = Vec::with_capacity(n);
-    let mut levels = Vec::new();
-    // Looking up every subset costs `2^n` keys per extension; a directory with fewer
-    // files of the suffix than that is cheaper to scan (most have none at all).
-    let lookups = extensions.len() << n;
-    for dir in chain {
-        let Some(members) = ds.by_suffix.get(*dir).and_then(|m| m.get(suffix)) else {
-            continue;
-        };
-        let mut found: Vec<usize> = Vec::new();
-        if members.len() <= lookups {
-            found.extend(members.iter().copied().filter(|&i| {
-                let c = &ds.files[i];
-                i != src
-                    && c.name.stray.is_empty()
-                    && extensions.iter().any(|e| e == &c.name.extension)
-                    && c.name.entities_subset_of(&file.name, &[])
-            }));
-            if !found.is_empty() {
-                levels.push(found);
+    let mut found = Vec::new();
+    for ext in extensions {
+        for mask in 0u32..(1u32 << n) {
+            subset.clear();
+            subset.extend((0..n).filter(|b| mask & (1 << b) != 0).map(|b| pairs[b]));
+            let key = entity_key(&ds.entity_hasher, (dir, suffix, ext), &subset);
+            if let Some(hits) = ds.by_entities.get(&key) {
+                found.extend(hits.iter().copied().filter(|&i| {
+                    let c = &ds.files[i];
+                    i != src
+                        && c.dir() == dir
+                        && c.name.suffix.as_deref() == Some(suffix)
+                        && c.name.extension == *ext
+                        && c.name.sorted_pairs() == subset
+                }));
             }
-            continue;
-        }
-        for ext in extensions {
-            for mask in 0u32..(1u32 << n) {
-                subset.clear();
-                subset.extend((0..n).filter(|b| mask & (1 << b) != 0).map(|b| pairs[b]));
-                let key = entity_key(&ds.entity_hasher, (dir, suffix, ext), &subset);
-                if let Some(hits) = ds.by_entities.get(&key) {
-                    found.extend(hits.iter().copied().filter(|&i| {
-                        let c = &ds.files[i];
-                        i != src
-                            && c.dir() == *dir
-                            && c.name.suffix.as_deref() == Some(suffix)
-                            && c.name.extension == *ext
-                            && c.name.sorted_pairs() == subset
-                    }));
-                }
-            }
-        }
-        if !found.is_empty() {
-            found.sort_unstable();
-            found.dedup();
-            levels.push(found);
         }
     }
-    levels
+    found.sort_unstable();
+    found.dedup();
+    found
 }
 
 /// Picks one candidate of a level: the only one, or the one whose entities equal the
