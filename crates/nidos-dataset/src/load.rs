@@ -2,6 +2,7 @@
 //! loaders (which parse bytes), with per-dataset caches so each file is parsed once.
 
 use std::sync::Arc;
+use std::thread::ThreadId;
 
 use nidos_expr::Value;
 
@@ -62,15 +63,14 @@ pub(crate) struct TableCache {
     by_use: std::collections::BTreeMap<u64, usize>,
     bytes: usize,
     clock: u64,
-    /// Evicted tables by the thread that parsed them, and their estimated bytes.
-    evicted: std::collections::HashMap<ThreadId, Vec<Arc<TableLoad>>>,
+    /// Evicted tables, with their estimated bytes, by the thread that parsed them.
+    evicted: std::collections::HashMap<ThreadId, Dead>,
+    /// The estimated bytes of all `evicted` tables.
     evicted_bytes: usize,
 }
 
-use std::thread::ThreadId;
-
-/// Tables to free once the cache's lock is released.
-pub(crate) type Dead = Vec<Arc<TableLoad>>;
+/// Tables (with their estimated bytes) to free once the cache's lock is released.
+pub(crate) type Dead = Vec<(Arc<TableLoad>, usize)>;
 
 impl TableCache {
     /// The cached table `idx`, and the evicted tables this thread parsed.
@@ -102,7 +102,7 @@ impl TableCache {
             if let Some((table, c, _, owner)) = self.entries.remove(&old) {
                 self.bytes -= c;
                 self.evicted_bytes += c;
-                self.evicted.entry(owner).or_default().push(table);
+                self.evicted.entry(owner).or_default().push((table, c));
             }
         }
         self.clock += 1;
@@ -125,7 +125,7 @@ impl TableCache {
             .evicted
             .remove(&std::thread::current().id())
             .unwrap_or_default();
-        let freed: usize = dead.iter().map(|t| t.approx_bytes()).sum();
+        let freed: usize = dead.iter().map(|(_, c)| c).sum();
         self.evicted_bytes = self.evicted_bytes.saturating_sub(freed);
         dead
     }
