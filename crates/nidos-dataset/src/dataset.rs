@@ -13,10 +13,6 @@ use crate::fs::{Fs, OsFs};
 use crate::load::JsonLoad;
 pub use crate::loaders::Severity;
 
-/// A hash map keyed by dataset-derived names, seeded per map (file names cannot be
-/// chosen to collide).
-pub(crate) type SeededMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
-
 /// How to open a dataset.
 #[derive(Clone, Debug)]
 pub struct OpenOptions {
@@ -284,11 +280,11 @@ pub struct Dataset {
     pub(crate) files: Vec<FileEntry>,
     /// Directory → suffix → indices of the files directly in it with that suffix (the
     /// candidates of inheritance lookups, found without scanning the directory).
-    pub(crate) by_suffix: SeededMap<String, SeededMap<String, Vec<usize>>>,
+    pub(crate) by_suffix: SuffixIndex,
     /// [`crate::inherit::entity_key`] (a hash of directory, suffix, extension and sorted
     /// entities) → files, so a lookup tries each subset of a file's entities instead of
     /// every file with the suffix. Lookups check the files they find.
-    pub(crate) by_entities: SeededMap<u64, Vec<usize>>,
+    pub(crate) by_entities: foldhash::HashMap<u64, Vec<usize>>,
     pub(crate) entity_hasher: foldhash::fast::RandomState,
     /// Every directory path (without trailing `/`; the root is absent).
     pub(crate) dir_paths: HashSet<String>,
@@ -318,8 +314,8 @@ impl std::fmt::Debug for Dataset {
 fn entity_index(
     files: &[FileEntry],
     hasher: &foldhash::fast::RandomState,
-) -> SeededMap<u64, Vec<usize>> {
-    let mut index: SeededMap<u64, Vec<usize>> = SeededMap::default();
+) -> foldhash::HashMap<u64, Vec<usize>> {
+    let mut index: foldhash::HashMap<u64, Vec<usize>> = foldhash::HashMap::default();
     index.reserve(files.len());
     for (i, f) in files.iter().enumerate() {
         if let (Some(suffix), true) = (f.name.suffix.as_deref(), f.name.stray.is_empty()) {
@@ -332,9 +328,12 @@ fn entity_index(
     index
 }
 
+/// Directory → suffix → files (see [`Dataset::by_suffix`]).
+type SuffixIndex = foldhash::HashMap<String, foldhash::HashMap<String, Vec<usize>>>;
+
 /// [`Dataset::by_suffix`] of `files`.
-fn suffix_index(files: &[FileEntry]) -> SeededMap<String, SeededMap<String, Vec<usize>>> {
-    let mut index: SeededMap<String, SeededMap<String, Vec<usize>>> = SeededMap::default();
+fn suffix_index(files: &[FileEntry]) -> SuffixIndex {
+    let mut index = SuffixIndex::default();
     for (i, f) in files.iter().enumerate() {
         let Some(suffix) = f.name.suffix.as_deref() else {
             continue;

@@ -2,7 +2,6 @@
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -51,10 +50,9 @@ impl PartialOrd for Sym {
 }
 
 /// Hash maps and sets of the validator's tables (interned texts, rule index, used
-/// sidecars, checked values…): foldhash, fast on short strings and seeded per map, so
+/// sidecars, checked values…): foldhash's, fast on short strings and seeded per map, so
 /// names in a dataset cannot be chosen to collide.
-pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
-pub(crate) type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
+pub(crate) use foldhash::{HashMap as FastMap, HashSet as FastSet};
 
 /// Distinct texts interned per thread before [`Sym::intern`] stops remembering new ones
 /// (bounds the memory a hostile dataset can pin with made-up column names).
