@@ -42,6 +42,9 @@ pub(crate) fn dir_chain(dir: &str) -> Vec<&str> {
 /// up, which beats scanning a directory with more files of the suffix than that.
 pub(crate) fn walk_back(ds: &Dataset, src: usize, t: &Target<'_>) -> Vec<Vec<usize>> {
     let file = &ds.files[src];
+    if t.suffix.is_none() && (file.name.suffix.is_none() || !file.name.stray.is_empty()) {
+        return same_stem(ds, src, t.extensions);
+    }
     let Some(suffix) = t.suffix.or(file.name.suffix.as_deref()) else {
         return Vec::new();
     };
@@ -99,6 +102,23 @@ pub(crate) fn entity_key(
         pair.hash(&mut h);
     }
     h.finish()
+}
+
+/// A name that is not entities plus a suffix (`phenotype/celf-5.tsv`,
+/// `phenotype/acds_adult.tsv`) has no inheritance chain: only the file of the same stem
+/// with one of the extensions, in its own directory, applies to it.
+fn same_stem(ds: &Dataset, src: usize, extensions: &[String]) -> Vec<Vec<usize>> {
+    let file = &ds.files[src];
+    let found: Vec<usize> = extensions
+        .iter()
+        .filter(|e| **e != file.name.extension)
+        .filter_map(|e| ds.index_of(&format!("{}{}{e}", file.dir(), file.name.stem)))
+        .collect();
+    if found.is_empty() {
+        Vec::new()
+    } else {
+        vec![found]
+    }
 }
 
 /// The candidates of one level of [`walk_back`] through the entity index: each subset

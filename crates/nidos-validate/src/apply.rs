@@ -614,7 +614,9 @@ pub(crate) fn apply_tabular(
             .get(j)
             .map(|p| p.get_or_init(|| ColumnPlan::new(engine, req)));
         let Some(plan) = plan else { continue };
-        if side_def.as_object().is_none() {
+        // A sidecar entry of any shape defines the column (a bare string is a
+        // description-only definition of a text column), as in the reference.
+        if side_def.is_null() {
             check_values(name, plan.compiled.as_ref(), values, facts, &rule.id, out);
             continue;
         }
@@ -655,7 +657,7 @@ pub(crate) fn apply_tabular(
                 .sub(header.as_str())
                 .rule(&rule.id),
             );
-        } else if side_def.as_object().is_none() {
+        } else if side_def.is_null() {
             let (code, severity) = if policy == "allowed_if_defined" {
                 ("TSV_ADDITIONAL_COLUMNS_MUST_DEFINE", Severity::Error)
             } else {
