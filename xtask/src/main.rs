@@ -3,8 +3,10 @@
 //! - `cargo xtask conformance [--min-f1 X] [--min-mutations X] [--only NAME]`: validates every
 //!   example of `../shared/conformance` with the upstream schema and compares the issue sets
 //!   with the reference reports; applies every mutation; writes `docs/conformance.md`.
+//! - `cargo xtask sort-diff`: `sorted()` against the reference's own JavaScript (see the module).
 
 mod bench;
+mod sortdiff;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -18,6 +20,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("sort-diff") => sortdiff::run(&args[1..]),
         _ => bail!(
             "usage: cargo xtask conformance [--std] [--min-f1 X] [--min-mutations X] [--only NAME]"
         ),

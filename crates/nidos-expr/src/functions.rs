@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use crate::context::Context;
 use crate::js;
+use crate::jssort;
 use crate::regex_cache::{self, CompiledRegex};
 use crate::value::Value;
 
@@ -194,28 +195,38 @@ pub fn min_max(list: &Value, want_max: bool) -> Value {
     ))
 }
 
-/// `sorted(list, method)`: a sorted copy. `auto` compares as JavaScript's `<` does
-/// (numbers numerically, strings by characters); `numeric` converts with `Number()`
-/// (non-numbers compare equal to everything and stay near where they were);
-/// `lexical` compares string forms, ignoring case first. The sort is stable.
+/// `sorted(list, method)`: a sorted copy, exactly as the reference's JavaScript
+/// `list.toSorted(comparator)` orders it (see [`crate::jssort`]). `auto` compares as
+/// JavaScript's `<` and `>` do (numbers numerically, strings by characters); `numeric`
+/// subtracts the `Number()` values, so a non-number (`n/a`) gives NaN, which neither
+/// precedes nor follows anything and stays where the algorithm leaves it; `lexical`
+/// compares string forms, ignoring case first.
 pub fn sorted(list: &Value, method: &Value) -> Value {
     let Value::Array(items) = list else {
         return Value::Null;
     };
     let mut out = items.as_ref().clone();
     match method.as_str() {
-        Some("auto") => stable_sort(&mut out, |a, b| {
-            js::compare(a, b).unwrap_or(Ordering::Equal)
+        Some("auto") => jssort::sort_by(&mut out, |a, b| match js::compare(a, b) {
+            Some(Ordering::Less) => -1.0,
+            Some(Ordering::Greater) => 1.0,
+            _ => 0.0,
         }),
-        Some("numeric") => stable_sort(&mut out, |a, b| {
-            js::item_to_number(a)
-                .partial_cmp(&js::item_to_number(b))
-                .unwrap_or(Ordering::Equal)
+        Some("numeric") => jssort::sort_by(&mut out, |a, b| {
+            js::item_to_number(a) - js::item_to_number(b)
         }),
-        Some("lexical") => stable_sort(&mut out, lexical),
+        Some("lexical") => jssort::sort_by(&mut out, |a, b| match lexical(a, b) {
+            Ordering::Less => -1.0,
+            Ordering::Equal => 0.0,
+            Ordering::Greater => 1.0,
+        }),
         // JavaScript's default sort: by string form, character by character.
-        _ => stable_sort(&mut out, |a, b| {
-            js::to_js_string(a).cmp(&js::to_js_string(b))
+        _ => jssort::sort_by(&mut out, |a, b| {
+            match js::to_js_string(a).cmp(&js::to_js_string(b)) {
+                Ordering::Less => -1.0,
+                Ordering::Equal => 0.0,
+                Ordering::Greater => 1.0,
+            }
         }),
     }
     Value::array(out)
@@ -227,55 +238,6 @@ fn lexical(a: &Value, b: &Value) -> Ordering {
     a.to_lowercase()
         .cmp(&b.to_lowercase())
         .then_with(|| b.cmp(&a))
-}
-
-/// A stable sort that tolerates inconsistent comparators (NaN compares equal to
-/// everything): binary insertion for short lists, as JavaScript engines do, merging
-/// sorted halves above that.
-fn stable_sort(v: &mut Vec<Value>, cmp: impl Fn(&Value, &Value) -> Ordering + Copy) {
-    const SHORT: usize = 32;
-    if v.len() <= SHORT {
-        binary_insertion_sort(v, cmp);
-        return;
-    }
-    let right = v.split_off(v.len() / 2);
-    let mut left = std::mem::take(v);
-    let mut right = right;
-    stable_sort(&mut left, cmp);
-    stable_sort(&mut right, cmp);
-    let mut out = Vec::with_capacity(left.len() + right.len());
-    let mut li = left.into_iter().peekable();
-    let mut ri = right.into_iter().peekable();
-    loop {
-        match (li.peek(), ri.peek()) {
-            (Some(l), Some(r)) => {
-                if cmp(r, l) == Ordering::Less {
-                    out.extend(ri.next());
-                } else {
-                    out.extend(li.next());
-                }
-            }
-            (Some(_), None) => out.extend(li.next()),
-            (None, Some(_)) => out.extend(ri.next()),
-            (None, None) => break,
-        }
-    }
-    *v = out;
-}
-
-fn binary_insertion_sort(v: &mut [Value], cmp: impl Fn(&Value, &Value) -> Ordering) {
-    for i in 1..v.len() {
-        let (mut lo, mut hi) = (0, i);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if cmp(&v[i], &v[mid]) == Ordering::Less {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        v[lo..=i].rotate_right(1);
-    }
 }
 
 /// JavaScript's `ToIntegerOrInfinity`.

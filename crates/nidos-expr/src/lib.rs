@@ -23,6 +23,7 @@ mod context;
 mod eval;
 mod functions;
 pub mod js;
+pub mod jssort;
 mod parser;
 mod regex_cache;
 pub mod registry;
