@@ -171,7 +171,8 @@ impl FileEntry {
 #[derive(Debug)]
 pub struct SchemaInfo {
     pub names: NameTable,
-    /// Root-level directory names that are opaque.
+    /// Root-level directory names that are opaque, lower-cased: `Code/` is `code/`
+    /// (as the reference matches them); see [`SchemaInfo::is_opaque_dir`].
     pub opaque_dirs: HashSet<String>,
     /// Extensions of directories treated as files (`.ome.zarr/`, `.ds/`, `/`).
     pub dir_extensions: HashSet<String>,
@@ -198,7 +199,7 @@ impl SchemaInfo {
                 for def in group.as_object().into_iter().flat_map(|o| o.values()) {
                     let opaque = def.get("opaque").and_then(|v| v.as_bool()).unwrap_or(false);
                     if let (true, Some(name)) = (opaque, def.get("name").and_then(|v| v.as_str())) {
-                        opaque_dirs.insert(name.trim_end_matches('/').to_string());
+                        opaque_dirs.insert(name.trim_end_matches('/').to_ascii_lowercase());
                     }
                 }
             }
@@ -248,6 +249,16 @@ impl SchemaInfo {
             uri_scheme: uri_scheme.to_string(),
             raw: Arc::new(raw.clone()),
             value: OnceLock::new(),
+        }
+    }
+
+    /// Whether a root-level directory is opaque (its content listed, not validated).
+    /// Case does not matter: a `Code/` folder is the code folder.
+    pub fn is_opaque_dir(&self, name: &str) -> bool {
+        if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.opaque_dirs.contains(&name.to_ascii_lowercase())
+        } else {
+            self.opaque_dirs.contains(name)
         }
     }
 

@@ -242,7 +242,7 @@ impl Walker<'_> {
         }
         let child_flags = Flags {
             ignored: flags.ignored || self.is_ignored(&child_rel, meta.kind == Some(Kind::Dir)),
-            opaque: flags.opaque || (rel.is_empty() && self.info.opaque_dirs.contains(name)),
+            opaque: flags.opaque || (rel.is_empty() && self.info.is_opaque_dir(name)),
         };
         if meta.kind == Some(Kind::Dir) {
             let canon = target
