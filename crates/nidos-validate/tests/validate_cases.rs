@@ -27,6 +27,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use nidos_schema::Schema;
 use nidos_validate::{Config, Engine, Issue, Options, Report, Severity};
@@ -159,43 +160,34 @@ fn dump(report: &Report) -> String {
         .collect()
 }
 
-struct Schemas {
-    upstream: Option<Option<Schema>>,
-    bundled: Option<Schema>,
-}
-
-impl Schemas {
-    fn get(&mut self, which: &str) -> Option<&Schema> {
-        match which {
-            "upstream" => self
-                .upstream
-                .get_or_insert_with(|| {
-                    if Path::new(UPSTREAM).exists() {
-                        Some(nidos_schema::load_path(Path::new(UPSTREAM)).unwrap())
-                    } else {
-                        None
-                    }
-                })
-                .as_ref(),
-            "bundled" => Some(
-                self.bundled
-                    .get_or_insert_with(|| nidos_schema::load_path(Path::new(BUNDLED)).unwrap()),
-            ),
-            other => panic!("unknown schema {other:?} (upstream | bundled)"),
-        }
+/// The schemas, each loaded once for all cases (cases run on several threads).
+fn schema(which: &str) -> Option<&'static Schema> {
+    static UP: OnceLock<Option<Schema>> = OnceLock::new();
+    static BUNDLED_TREE: OnceLock<Schema> = OnceLock::new();
+    match which {
+        "upstream" => UP
+            .get_or_init(|| {
+                Path::new(UPSTREAM)
+                    .exists()
+                    .then(|| nidos_schema::load_path(Path::new(UPSTREAM)).unwrap())
+            })
+            .as_ref(),
+        "bundled" => Some(
+            BUNDLED_TREE.get_or_init(|| nidos_schema::load_path(Path::new(BUNDLED)).unwrap()),
+        ),
+        other => panic!("unknown schema {other:?} (upstream | bundled)"),
     }
 }
 
-/// Runs one case; returns the failures (empty: passed) or None when skipped.
-fn run_case(path: &Path, schemas: &mut Schemas, verbose: bool) -> Option<Vec<String>> {
+fn read_case(path: &Path) -> Case {
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     let text = std::fs::read_to_string(path).unwrap();
-    let case: Case =
-        serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{name}: cannot parse case: {e}"));
-    let Some(schema) = schemas.get(&case.schema) else {
-        println!("skip {name}: {UPSTREAM} is absent");
-        return None;
-    };
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{name}: cannot parse case: {e}"))
+}
+
+/// Runs one case; returns the failures (empty: passed).
+fn run_case(path: &Path, case: &Case, schema: &Schema, verbose: bool) -> Vec<String> {
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
     let mut files = BTreeMap::new();
     if let Some(base) = &case.base {
         let p = Path::new(BASES).join(format!("{base}.yaml"));
@@ -256,11 +248,14 @@ fn run_case(path: &Path, schemas: &mut Schemas, verbose: bool) -> Option<Vec<Str
     if !failures.is_empty() {
         failures.push(format!("report was:\n{}", dump(&report)));
     }
-    Some(failures)
+    failures
 }
 
-#[test]
-fn validator_cases() {
+/// One trial per case file. A case on the upstream schema is reported as ignored (not as
+/// passed) when `../shared` is absent. `CASE=substring` keeps the matching cases and
+/// prints their full reports.
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
     let filter = std::env::var("CASE").ok();
     let mut paths: Vec<PathBuf> = std::fs::read_dir(CASES)
         .unwrap()
@@ -274,26 +269,24 @@ fn validator_cases() {
         .collect();
     paths.sort();
     assert!(!paths.is_empty(), "no cases under {CASES}");
-    let mut schemas = Schemas {
-        upstream: None,
-        bundled: None,
-    };
-    let (mut ran, mut failed) = (0, Vec::new());
-    for p in &paths {
-        let Some(failures) = run_case(p, &mut schemas, filter.is_some()) else {
-            continue;
-        };
-        ran += 1;
-        if !failures.is_empty() {
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            failed.push(format!("{name}:\n    {}", failures.join("\n    ")));
-        }
-    }
-    println!("{ran} of {} validator cases ran", paths.len());
-    assert!(
-        failed.is_empty(),
-        "{} of {ran} cases failed:\n{}",
-        failed.len(),
-        failed.join("\n")
-    );
+    let verbose = filter.is_some();
+    let trials = paths
+        .into_iter()
+        .map(|path| {
+            let name = path.file_stem().unwrap().to_string_lossy().to_string();
+            let case = read_case(&path);
+            let absent = case.schema == "upstream" && !Path::new(UPSTREAM).exists();
+            libtest_mimic::Trial::test(name, move || {
+                let schema = schema(&case.schema).ok_or("the upstream schema is absent")?;
+                let failures = run_case(&path, &case, schema, verbose);
+                if failures.is_empty() {
+                    Ok(())
+                } else {
+                    Err(failures.join("\n").into())
+                }
+            })
+            .with_ignored_flag(absent)
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
 }
