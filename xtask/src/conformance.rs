@@ -244,8 +244,8 @@ impl SetAside {
 fn load_setasides() -> Result<Vec<SetAside>> {
     let path = root().join(SETASIDE_FILE);
     let text = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
-    let list: Vec<SetAside> = serde_saphyr::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let list: Vec<SetAside> =
+        serde_saphyr::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     for s in &list {
         if s.kind != "extra" && s.kind != "missing" {
             bail!("{}: kind must be extra or missing", path.display());
@@ -393,11 +393,8 @@ impl Run<'_> {
                 score.fp,
                 score.fn_
             );
-            res.rows.push(format!(
-                "| {name} | {} | {:.3} |",
-                score.row(),
-                kept.f1()
-            ));
+            res.rows
+                .push(format!("| {name} | {} | {:.3} |", score.row(), kept.f1()));
             res.overall.add(score);
             res.kept.add(kept);
         }
@@ -489,7 +486,14 @@ pub fn run(args: &[String]) -> Result<()> {
         println!("mutations detected {:.1}%", mut_fraction * 100.0);
     }
     if run.only.is_none() {
-        let (file, md) = render(mode, with_hed, &results, run_mutations, mut_fraction, &mut_rows);
+        let (file, md) = render(
+            mode,
+            with_hed,
+            &results,
+            run_mutations,
+            mut_fraction,
+            &mut_rows,
+        );
         std::fs::write(root().join(file), md)?;
     }
     for (c, r) in &results {
@@ -617,7 +621,9 @@ fn render(
         }
         md.push('\n');
         if !r.explained.is_empty() {
-            md.push_str("Set-aside differences by divergence:\n\n| divergence | tuples |\n|---|---|\n");
+            md.push_str(
+                "Set-aside differences by divergence:\n\n| divergence | tuples |\n|---|---|\n",
+            );
             for (d, n) in &r.explained {
                 md.push_str(&format!("| {d} | {n} |\n"));
             }
@@ -726,7 +732,10 @@ mod tests {
 
     #[test]
     fn globs() {
-        assert!(glob("/sub-*/anat/*.nii.gz", "/sub-01/anat/sub-01_T1w.nii.gz"));
+        assert!(glob(
+            "/sub-*/anat/*.nii.gz",
+            "/sub-01/anat/sub-01_T1w.nii.gz"
+        ));
         assert!(!glob("/sub-*/anat/*.nii.gz", "/sub-01/func/x.nii.gz"));
         assert!(glob("/x", "/x"));
         assert!(glob("*", ""));

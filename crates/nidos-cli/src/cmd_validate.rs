@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use nidos_schema::Schema;
 use nidos_validate::{Config, Engine, Issue, Options, Progress, Report, Severity};
 
 use crate::schema_arg;
@@ -105,7 +106,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     timer.lap("prepare engine");
     let (opts, meter) = ProgressMeter::start(opts);
     // The meter stops (and erases its line) when dropped, on error paths too.
-    let report = validate_one(&engine, &args.dataset, &opts, &args.dataset_types)?;
+    let mut report = validate_one(&engine, &args.dataset, &opts, &args.dataset_types)?;
+    if args.schema.schema.is_none() && args.schema.std_version.is_none() {
+        explain_pinning(&mut report, &loaded.schema, &args.dataset, &opts);
+        timer.lap("later versions");
+    }
     let mut derivatives = Vec::new();
     if args.recursive {
         for dir in derivative_datasets(&args.dataset) {
@@ -247,6 +252,55 @@ fn write_report(
             Ok(())
         }
     }
+}
+
+/// With the bundled rules pinned to the version the dataset declares, says which issues
+/// only a later version would not raise (see `nidos_validate::pinning`).
+fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Options) {
+    let key = schema.brand.version_key.clone();
+    let Some(declared) = std::fs::read(dir.join("dataset_description.json"))
+        .ok()
+        .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get(&key).and_then(|v| v.as_str()).map(str::to_string))
+    else {
+        return;
+    };
+    let mut newer: Vec<&String> = schema
+        .supported_versions
+        .iter()
+        .filter(|v| {
+            nidos_schema::compare_versions(v, &schema.version) == std::cmp::Ordering::Greater
+        })
+        .collect();
+    if newer.is_empty() {
+        return;
+    }
+    newer.sort_by(|a, b| nidos_schema::compare_versions(a, b));
+    let schemas: Vec<(String, Schema)> = newer
+        .into_iter()
+        .filter_map(|v| Some((v.clone(), Schema::for_version(v).ok()?)))
+        .collect();
+    let later: Vec<(&str, &Schema)> = schemas.iter().map(|(v, s)| (v.as_str(), s)).collect();
+    let quiet = Options {
+        ignore_nifti_headers: opts.ignore_nifti_headers,
+        max_rows: opts.max_rows,
+        config: opts.config.clone(),
+        ignore_warnings: opts.ignore_warnings,
+        blacklist_modalities: opts.blacklist_modalities.clone(),
+        progress: None,
+        process_exits_after: false,
+    };
+    let validate = |s: &Schema| Engine::new(s).validate(dir, &quiet).ok();
+    nidos_validate::pinning::explain_later_versions(
+        report,
+        schema,
+        &nidos_validate::pinning::Declared {
+            version: &declared,
+            version_key: &key,
+        },
+        &later,
+        &validate,
+    );
 }
 
 /// Validates one dataset, checking its type against `--dataset-types`.

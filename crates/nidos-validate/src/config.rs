@@ -45,7 +45,7 @@ struct RawSelector {
     location: Option<String>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Location {
     Exact(String),
     Glob(GlobMatcher),
@@ -62,7 +62,7 @@ impl Location {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Selector {
     code: String,
     sub_code: Option<String>,
@@ -81,7 +81,7 @@ impl Selector {
 }
 
 /// A parsed configuration.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Config {
     groups: Vec<(Severity, Vec<Selector>)>,
 }

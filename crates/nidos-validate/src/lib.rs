@@ -13,6 +13,7 @@ mod engine;
 mod filenames;
 pub mod issue;
 pub mod jsonschema;
+pub mod pinning;
 pub mod report;
 mod selectors;
 

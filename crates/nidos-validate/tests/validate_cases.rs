@@ -172,9 +172,9 @@ fn schema(which: &str) -> Option<&'static Schema> {
                     .then(|| nidos_schema::load_path(Path::new(UPSTREAM)).unwrap())
             })
             .as_ref(),
-        "bundled" => Some(
-            BUNDLED_TREE.get_or_init(|| nidos_schema::load_path(Path::new(BUNDLED)).unwrap()),
-        ),
+        "bundled" => {
+            Some(BUNDLED_TREE.get_or_init(|| nidos_schema::load_path(Path::new(BUNDLED)).unwrap()))
+        }
         other => panic!("unknown schema {other:?} (upstream | bundled)"),
     }
 }

@@ -1,0 +1,143 @@
+//! Version pinning that explains itself. A dataset is validated with the rules of the
+//! version it declares; a file, datatype, field or value that only a later version
+//! defines then gets an issue (`NOT_INCLUDED`, a type or value error…). This module finds
+//! the issues that a later pinned version would not raise and says so in their message:
+//! from which version the thing is defined, and what to do about it.
+
+use std::collections::HashMap;
+
+use nidos_schema::Schema;
+
+use crate::issue::Issue;
+use crate::report::Report;
+
+/// Codes whose issue can mean "defined only in a later version".
+const VERSIONED_CODES: &[&str] = &[
+    "NOT_INCLUDED",
+    "JSON_SCHEMA_VALIDATION_ERROR",
+    "TSV_VALUE_INCORRECT_TYPE",
+    "TSV_ADDITIONAL_COLUMNS_UNDEFINED",
+    "TSV_ADDITIONAL_COLUMNS_MUST_DEFINE",
+    "SIDECAR_FIELD_UNKNOWN",
+    "DATATYPE_MISMATCH",
+    "INVALID_ENTITY_LABEL",
+    "ENTITY_NOT_ALLOWED",
+];
+
+/// The key an issue is recognised by across two reports.
+fn key(i: &Issue) -> (String, String, String) {
+    (
+        i.code.to_string(),
+        i.sub_code.to_string(),
+        i.location.to_string(),
+    )
+}
+
+/// What the dataset says about itself, for the advice.
+pub struct Declared<'a> {
+    /// The version the dataset declares (as written).
+    pub version: &'a str,
+    /// The brand's version key (`StdVersion`, `BIDSVersion`).
+    pub version_key: &'a str,
+}
+
+/// Annotates the issues of `report` that a later version would not raise. `later` lists
+/// the supported versions after the one used, oldest first, each with its rules;
+/// `validate` validates the same dataset with other rules (None: it could not).
+/// Returns how many issues were annotated. Validates at most once per later version,
+/// and only when some issue has one of the codes that can depend on the version.
+pub fn explain_later_versions(
+    report: &mut Report,
+    current: &Schema,
+    declared: &Declared<'_>,
+    later: &[(&str, &Schema)],
+    validate: &dyn Fn(&Schema) -> Option<Report>,
+) -> usize {
+    let candidates: Vec<usize> = report
+        .issues
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| VERSIONED_CODES.contains(&i.code.as_ref()))
+        .map(|(n, _)| n)
+        .collect();
+    let Some((newest, newest_schema)) = later.last() else {
+        return 0;
+    };
+    if candidates.is_empty() {
+        return 0;
+    }
+    let Some(at_newest) = validate(newest_schema) else {
+        return 0;
+    };
+    let still: std::collections::HashSet<_> = at_newest.issues.iter().map(key).collect();
+    // Issue index → the first version without it.
+    let mut since: HashMap<usize, &str> = HashMap::new();
+    let mut open: Vec<usize> = candidates
+        .into_iter()
+        .filter(|&n| !still.contains(&key(&report.issues[n])))
+        .collect();
+    if open.is_empty() {
+        return 0;
+    }
+    for (version, schema) in &later[..later.len() - 1] {
+        let Some(r) = validate(schema) else { continue };
+        let present: std::collections::HashSet<_> = r.issues.iter().map(key).collect();
+        open.retain(|&n| {
+            if present.contains(&key(&report.issues[n])) {
+                true
+            } else {
+                since.insert(n, version);
+                false
+            }
+        });
+        if open.is_empty() {
+            break;
+        }
+    }
+    for n in open {
+        since.insert(n, newest);
+    }
+    let count = since.len();
+    for (n, version) in since {
+        let issue = &mut report.issues[n];
+        let datatype = new_datatype(&issue.location, current, later, version);
+        let what = match issue.code.as_ref() {
+            "NOT_INCLUDED" if datatype.is_some() => datatype.as_deref().unwrap_or_default(),
+            "NOT_INCLUDED" if issue.location.ends_with('/') => "this directory is",
+            "NOT_INCLUDED" => "this file is",
+            "TSV_ADDITIONAL_COLUMNS_UNDEFINED" | "TSV_ADDITIONAL_COLUMNS_MUST_DEFINE" => {
+                "this column is"
+            }
+            "SIDECAR_FIELD_UNKNOWN" => "this field is",
+            _ => "this value is",
+        };
+        let advice = format!(
+            "{what} defined from version {version}; this dataset declares {} {}: raise {}, or validate with --std-version {version}",
+            declared.version_key, declared.version, declared.version_key
+        );
+        let text = match issue.issue_message() {
+            Some(m) => format!("{m} ({advice})"),
+            None => advice,
+        };
+        *issue = issue.clone().message(text);
+    }
+    count
+}
+
+/// "EMG data is" when the file sits in a datatype folder that `version` defines and the
+/// current rules do not.
+fn new_datatype(
+    location: &str,
+    current: &Schema,
+    later: &[(&str, &Schema)],
+    version: &str,
+) -> Option<String> {
+    let (_, schema) = later.iter().find(|(v, _)| *v == version)?;
+    let known = |s: &Schema, d: &str| s.raw.pointer(&format!("/objects/datatypes/{d}")).is_some();
+    location
+        .trim_end_matches('/')
+        .split('/')
+        .filter(|d| d.len() > 1 && !d.contains('-') && !d.contains('.'))
+        .find(|d| known(schema, d) && !known(current, d))
+        .map(|d| format!("{} data is", d.to_uppercase()))
+}
