@@ -288,11 +288,13 @@ fn snapshot_case(case: &str) {
     );
 }
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn snapshot_valid() {
     snapshot_case("valid");
 }
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn snapshot_errors() {
     snapshot_case("errors");
@@ -301,6 +303,7 @@ fn snapshot_errors() {
 // ---------------------------------------------------------------------------------------
 // Exit codes, flags and outputs.
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn exit_zero_when_valid_and_sixteen_with_errors() {
     let Some(schema) = upstream_schema() else {
@@ -361,6 +364,7 @@ fn codes_with_severity(report: &Json, severity: &str) -> usize {
         .count()
 }
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn json_formats_parse_and_match_the_report_schema() {
     let Some(schema) = upstream_schema() else {
@@ -378,6 +382,7 @@ fn json_formats_parse_and_match_the_report_schema() {
     }
 }
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn camel_case_aliases() {
     let Some(schema) = upstream_schema() else {
@@ -431,6 +436,7 @@ fn camel_case_aliases() {
     assert_eq!(onset_errors("--maxRows", "-1"), 1);
 }
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn output_file() {
     let Some(schema) = upstream_schema() else {
@@ -464,6 +470,7 @@ fn output_file() {
     }
 }
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn color_flags() {
     let Some(schema) = upstream_schema() else {
@@ -480,6 +487,7 @@ fn color_flags() {
     );
 }
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn verbose_lists_every_location() {
     let Some(schema) = upstream_schema() else {
@@ -498,6 +506,7 @@ fn verbose_lists_every_location() {
     }
 }
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn config_changes_severities_and_exit_code() {
     let Some(schema) = upstream_schema() else {
@@ -533,6 +542,7 @@ fn config_changes_severities_and_exit_code() {
 // ---------------------------------------------------------------------------------------
 // No panics on the conformance examples.
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn never_panics_on_the_examples() {
     let Some(schema) = upstream_schema() else {

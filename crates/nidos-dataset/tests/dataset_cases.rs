@@ -343,6 +343,7 @@ fn run_case(path: &Path, info: &Arc<SchemaInfo>) -> Result<(), String> {
     }
 }
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn dataset_cases() {
     let Some(info) = schema_info() else {

@@ -10,6 +10,7 @@ use nidos_dataset::{display_json, Dataset, OpenOptions, SchemaInfo};
 
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance");
 
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn dataset_snapshots() {
     let shared = Path::new(SHARED);

@@ -273,6 +273,7 @@ fn nifti_cases() {
 
 /// The real headers of the shared `synthetic` example dataset against nibabel's view of them,
 /// recorded in `nifti/synthetic.expected.json`.
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 #[test]
 fn nifti_synthetic_examples() {
     let root = Path::new(concat!(
