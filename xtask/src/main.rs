@@ -3,9 +3,11 @@
 //! - `cargo xtask conformance [--std | --bundled] …`: compares nidos's reports with the
 //!   reference validator's on `../shared/conformance` (see the `conformance` module).
 //! - `cargo xtask bench`: performance against the reference (`docs/performance.md`).
+//! - `cargo xtask bench-small`: start-up on small real datasets, beside the reference.
 //! - `cargo xtask sort-diff`: `sorted()` against the reference's own JavaScript (see the module).
 
 mod bench;
+mod bench_small;
 mod conformance;
 mod sortdiff;
 
@@ -18,9 +20,10 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("conformance") => conformance::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("bench-small") => bench_small::run(&args[1..]),
         Some("sort-diff") => sortdiff::run(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench | sort-diff"
+            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench | bench-small | sort-diff"
         ),
     }
 }

@@ -1,0 +1,182 @@
+//! `cargo xtask bench-small [--runs K] [--no-reference] [--no-write]`: wall time of
+//! `nidos validate` on small real datasets, where start-up (loading the rules) dominates,
+//! beside the reference validator in the same run. The datasets are examples of
+//! `../shared/conformance/examples` as published (they declare `BIDSVersion`), validated
+//! with the rules built into the binary (no `--schema`), JSON report to `/dev/null`.
+//! Times are taken around the child process (spawn to exit), median of K runs after one
+//! warm-up. Writes its section of `docs/performance.md` (between its markers).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use crate::{flag, root, shared};
+
+const DATASETS: &[&str] = &["ds001", "eeg_matchingpennies", "ds000117"];
+const BEGIN: &str = "<!-- bench-small:begin -->";
+const END: &str = "<!-- bench-small:end -->";
+
+fn time_one(program: &Path, args: &[&str]) -> Result<f64> {
+    let start = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .env_remove("NIDOS_SCHEMA_DIR")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .with_context(|| format!("running {}", program.display()))?;
+    let elapsed = start.elapsed().as_secs_f64();
+    match status.code() {
+        Some(0) | Some(16) => Ok(elapsed),
+        other => bail!("{} exited with {other:?}", program.display()),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn count_files(dir: &Path) -> usize {
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(_) => n += 1,
+                Err(_) => {}
+            }
+        }
+    }
+    n
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let runs: usize = flag(args, "--runs")
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(21);
+    let with_reference = !args.iter().any(|a| a == "--no-reference");
+    let write = !args.iter().any(|a| a == "--no-write");
+    let examples = shared().join("conformance/examples");
+    if !examples.is_dir() {
+        println!("skipped: {} is absent", examples.display());
+        return Ok(());
+    }
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--quiet", "-p", "nidos-cli"])
+        .current_dir(root())
+        .status()?;
+    if !status.success() {
+        bail!("building nidos failed");
+    }
+    let nidos = root().join("target/release/nidos");
+    let reference = with_reference
+        .then(|| {
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|p| p.join("bids-validator-deno"))
+                    .find(|p| p.is_file())
+            })
+        })
+        .flatten();
+    let config = examples.join("default-config.json");
+    let config = config.to_string_lossy().to_string();
+    let mut table = String::from(
+        "| dataset | files | nidos median wall | reference median wall | reference / nidos |\n|---|---|---|---|---|\n",
+    );
+    for name in DATASETS {
+        let dir = examples.join(name);
+        if !dir.is_dir() {
+            continue;
+        }
+        let d = dir.to_string_lossy().to_string();
+        let nidos_args = [
+            "validate",
+            d.as_str(),
+            "--format",
+            "json",
+            "-o",
+            "/dev/null",
+            "--config",
+            config.as_str(),
+            "--ignore-nifti-headers",
+        ];
+        time_one(&nidos, &nidos_args)?;
+        let mut ours = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            ours.push(time_one(&nidos, &nidos_args)?);
+        }
+        let ours = median(ours);
+        let theirs = match &reference {
+            Some(r) => {
+                let ref_args = [
+                    d.as_str(),
+                    "--format",
+                    "json",
+                    "--outfile",
+                    "/dev/null",
+                    "--config",
+                    config.as_str(),
+                    "--ignoreNiftiHeaders",
+                ];
+                let mut v = Vec::new();
+                for _ in 0..3 {
+                    v.push(time_one(r, &ref_args)?);
+                }
+                Some(median(v))
+            }
+            None => None,
+        };
+        let files = count_files(&dir);
+        println!(
+            "{name:24} {files:6} files  nidos {:7.1} ms  reference {}",
+            ours * 1e3,
+            theirs.map_or("-".to_string(), |t| format!(
+                "{:7.1} ms ({:.0}×)",
+                t * 1e3,
+                t / ours
+            ))
+        );
+        let _ = writeln!(
+            table,
+            "| {name} | {files} | {:.1} ms | {} | {} |",
+            ours * 1e3,
+            theirs.map_or("-".to_string(), |t| format!("{:.0} ms", t * 1e3)),
+            theirs.map_or("-".to_string(), |t| format!("{:.0}×", t / ours)),
+        );
+    }
+    if write {
+        let path = root().join("docs/performance.md");
+        let mut section = String::new();
+        let _ = writeln!(section, "{BEGIN}\n");
+        let _ = writeln!(
+            section,
+            "## Small datasets: start-up\n\nCommand: `cargo xtask bench-small --runs {runs}`. Each example as published \
+             (`BIDSVersion`), rules built into the binary (no `--schema`, `NIDOS_SCHEMA_DIR` unset): \
+             `nidos validate DIR --format json -o /dev/null --config default-config.json --ignore-nifti-headers`, \
+             release build; wall time from spawn to exit, median of {runs} runs after one warm-up; the reference \
+             (`bids-validator-deno`, same options) median of 3 runs in the same run.\n"
+        );
+        section.push_str(&table);
+        let _ = writeln!(section, "\n{END}");
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        let new = match (old.find(BEGIN), old.find(END)) {
+            (Some(a), Some(b)) if b > a => {
+                format!("{}{}{}", &old[..a], section, &old[b + END.len()..])
+            }
+            _ => format!("{}\n\n{section}", old.trim_end()),
+        };
+        std::fs::write(&path, new)?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
