@@ -95,6 +95,7 @@ impl Dataset {
             .filter(|v| !v.is_null())
             .unwrap_or_else(|| Value::object(Object::new()));
         o.insert("dataset_description".into(), desc);
+        o.insert("citation".into(), self.citation_value());
         o.insert("tree".into(), self.tree());
         let ignored = self
             .files
@@ -124,6 +125,22 @@ impl Dataset {
         }
         o.insert("subjects".into(), Value::object(subjects));
         Value::object(o)
+    }
+
+    /// The parsed `CITATION.cff` at the root (YAML; a date left unquoted stays the string
+    /// it is written as); null when there is none or it does not parse (the validator
+    /// reports why).
+    fn citation_value(&self) -> Value {
+        let Some(bytes) = self
+            .find("/CITATION.cff")
+            .filter(|f| f.readable())
+            .and_then(|_| self.read_file("/CITATION.cff").ok())
+        else {
+            return Value::Null;
+        };
+        serde_saphyr::from_slice::<serde_json::Value>(&bytes)
+            .map(Value::from)
+            .unwrap_or(Value::Null)
     }
 
     /// The `dataset.tree` object: directories are objects of their entries, files are
