@@ -157,10 +157,8 @@ impl Node {
             }
             (Node::Map(a), Node::Map(b)) => {
                 a.len() == b.len()
-                    && a.iter().all(|(k, v)| {
-                        b.iter()
-                            .any(|(l, w)| l == k && v.node.same(&w.node))
-                    })
+                    && a.iter()
+                        .all(|(k, v)| b.iter().any(|(l, w)| l == k && v.node.same(&w.node)))
             }
             (a, b) => match (a.number(), b.number()) {
                 (Some(x), Some(y)) => x == y,
@@ -256,7 +254,8 @@ impl<'a> Builder<'a> {
             Json::String(name) => match self.named.get(name.as_str()) {
                 Some(&id) => id,
                 None => {
-                    self.errors.push(format!("{at}: no kind is named \"{name}\""));
+                    self.errors
+                        .push(format!("{at}: no kind is named \"{name}\""));
                     self.placeholder()
                 }
             },
@@ -335,7 +334,12 @@ impl<'a> Builder<'a> {
                 let required = v
                     .get("required")
                     .and_then(Json::as_array)
-                    .map(|a| a.iter().filter_map(Json::as_str).map(String::from).collect())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Json::as_str)
+                            .map(String::from)
+                            .collect()
+                    })
                     .unwrap_or_default();
                 Shape::Record { keys, required }
             }
@@ -375,7 +379,12 @@ impl<'a> Builder<'a> {
             } if v.len() == 1 => format!("the string \"{}\"", v[0]),
             Shape::Str { .. } => "a string".to_string(),
             Shape::Number => "a number".to_string(),
-            Shape::Integer { .. } => "a whole number".to_string(),
+            Shape::Integer { min, max } => match (min, max) {
+                (Some(a), Some(b)) => format!("a whole number from {a} to {b}"),
+                (Some(a), None) => format!("a whole number of at least {a}"),
+                (None, Some(b)) => format!("a whole number of at most {b}"),
+                (None, None) => "a whole number".to_string(),
+            },
             Shape::List { .. } => "a list".to_string(),
             Shape::Record { .. } => "a mapping".to_string(),
             Shape::Either(_) => "a value of one of the allowed forms".to_string(),
@@ -413,11 +422,14 @@ impl CffRules {
             b.kinds.push(None);
         }
         for (name, def) in b.defs {
-            let id = b.named[name.as_str()];
+            let Some(&id) = b.named.get(name.as_str()) else {
+                continue;
+            };
             let kind = match def {
                 Json::String(_) => {
-                    b.errors
-                        .push(format!("rules.citation.kinds.{name}: a kind must be a mapping"));
+                    b.errors.push(format!(
+                        "rules.citation.kinds.{name}: a kind must be a mapping"
+                    ));
                     continue;
                 }
                 _ => b.build(def, &format!("rules.citation.kinds.{name}")),
@@ -471,6 +483,9 @@ impl CffRules {
                     .location()
                     .map_or((0, 0), |l| (l.line() as usize, l.column() as usize));
                 let plain = e.without_snippet().to_string();
+                // The reader's text ends with the position, which the message gives first.
+                let suffix = format!(" at line {line}, column {column}");
+                let plain = plain.strip_suffix(&suffix).unwrap_or(&plain);
                 let message = if line > 0 {
                     format!("the file is not valid YAML (line {line}, column {column}): {plain}")
                 } else {
@@ -580,7 +595,10 @@ impl CffRules {
                     if !entries.iter().any(|(k, _)| k == key) {
                         out.push(Finding {
                             at: format!("{at}/{}", pointer_token(key)),
-                            message: format!("the required key \"{key}\" is missing ({})", k.expect),
+                            message: format!(
+                                "the required key \"{key}\" is missing ({})",
+                                k.expect
+                            ),
                             line: v.line,
                             decisive: false,
                         });
@@ -716,7 +734,8 @@ mod tests {
     #[test]
     fn lines_are_kept() {
         let r = rules();
-        let text = "cff-version: 1.2.0\nmessage: m\ntitle: t\nauthors:\n  - name: X\n    orcid: nope\n";
+        let text =
+            "cff-version: 1.2.0\nmessage: m\ntitle: t\nauthors:\n  - name: X\n    orcid: nope\n";
         let issues = r.check_bytes(text.as_bytes());
         assert_eq!(issues.len(), 1, "{issues:?}");
         assert_eq!(issues[0].sub_code, "/authors/0/orcid");
