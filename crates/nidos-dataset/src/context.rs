@@ -95,7 +95,9 @@ impl Dataset {
             .filter(|v| !v.is_null())
             .unwrap_or_else(|| Value::object(Object::new()));
         o.insert("dataset_description".into(), desc);
-        o.insert("citation".into(), self.citation_value());
+        if let Some(citation) = self.citation_value() {
+            o.insert("citation".into(), citation);
+        }
         o.insert("tree".into(), self.tree());
         let ignored = self
             .files
@@ -128,19 +130,14 @@ impl Dataset {
     }
 
     /// The parsed `CITATION.cff` at the root (YAML; a date left unquoted stays the string
-    /// it is written as); null when there is none or it does not parse (the validator
+    /// it is written as); absent when there is none or it does not parse (the validator
     /// reports why).
-    fn citation_value(&self) -> Value {
-        let Some(bytes) = self
-            .find("/CITATION.cff")
-            .filter(|f| f.readable())
-            .and_then(|_| self.read_file("/CITATION.cff").ok())
-        else {
-            return Value::Null;
-        };
+    fn citation_value(&self) -> Option<Value> {
+        self.find("/CITATION.cff").filter(|f| f.readable())?;
+        let bytes = self.read_file("/CITATION.cff").ok()?;
         serde_saphyr::from_slice::<serde_json::Value>(&bytes)
+            .ok()
             .map(Value::from)
-            .unwrap_or(Value::Null)
     }
 
     /// The `dataset.tree` object: directories are objects of their entries, files are
