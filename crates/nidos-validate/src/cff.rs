@@ -741,4 +741,33 @@ mod tests {
         assert_eq!(issues[0].sub_code, "/authors/0/orcid");
         assert_eq!(issues[0].line_number(), Some(6));
     }
+
+    /// A file of comments only is an empty document: one finding at the document.
+    #[test]
+    fn comments_only() {
+        let issues = rules().check_bytes(b"# nothing here yet\n");
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!(issues[0].sub_code, "");
+    }
+
+    /// Bytes that are not UTF-8 are a finding, not a panic.
+    #[test]
+    fn not_text() {
+        let issues = rules().check_bytes(&[0xff, 0xfe, 0x00, 0x41]);
+        assert_eq!(issues.len(), 1, "{issues:?}");
+    }
+
+    /// Rules naming a kind that does not exist, or with a bad pattern, do not load.
+    #[test]
+    fn broken_rules_are_reported() {
+        let tree = serde_json::json!({
+            "document": "top",
+            "kinds": {
+                "top": {"is": "record", "keys": {"a": "nowhere", "b": {"is": "string", "pattern": "("}}}
+            }
+        });
+        let err = CffRules::from_tree(&tree).unwrap_err();
+        assert!(err.contains("nowhere"), "{err}");
+        assert!(err.contains("pattern"), "{err}");
+    }
 }
