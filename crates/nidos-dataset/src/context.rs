@@ -95,6 +95,9 @@ impl Dataset {
             .filter(|v| !v.is_null())
             .unwrap_or_else(|| Value::object(Object::new()));
         o.insert("dataset_description".into(), desc);
+        if let Some(citation) = self.citation_value() {
+            o.insert("citation".into(), citation);
+        }
         o.insert("tree".into(), self.tree());
         let ignored = self
             .files
@@ -124,6 +127,17 @@ impl Dataset {
         }
         o.insert("subjects".into(), Value::object(subjects));
         Value::object(o)
+    }
+
+    /// The parsed `CITATION.cff` at the root (YAML; a date left unquoted stays the string
+    /// it is written as); absent when there is none or it does not parse (the validator
+    /// reports why).
+    fn citation_value(&self) -> Option<Value> {
+        self.find("/CITATION.cff").filter(|f| f.readable())?;
+        let bytes = self.read_file("/CITATION.cff").ok()?;
+        serde_saphyr::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .map(Value::from)
     }
 
     /// The `dataset.tree` object: directories are objects of their entries, files are

@@ -212,6 +212,12 @@ impl Dataset {
             .clone()
     }
 
+    /// The bytes of the dataset file at `path` (such as `/CITATION.cff`), at most
+    /// [`MAX_JSON_BYTES`] of them.
+    pub fn read_file(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        self.fs.read(&self.abs(path), MAX_JSON_BYTES)
+    }
+
     fn load_json(&self, idx: usize) -> JsonLoad {
         let f = &self.files[idx];
         if !f.readable() {

@@ -32,6 +32,7 @@ const OBJECT_TABLES: &[&str] = &[
 ];
 const RULE_KINDS: &[&str] = &[
     "checks",
+    "citation",
     "common_principles",
     "dataset_metadata",
     "directories",

@@ -68,6 +68,9 @@ pub struct Engine<'s> {
     sidecar_index: RuleIndex,
     json_index: RuleIndex,
     tabular_index: RuleIndex,
+    /// The Citation File Format rules (the schema's, else the bundled ones); the reason
+    /// when they cannot be read.
+    citation: Result<crate::cff::CffRules, String>,
     /// Anchored column-value patterns, compiled once per distinct body.
     anchored: std::sync::RwLock<HashMap<String, Option<std::sync::Arc<regress::Regex>>>>,
 }
@@ -134,6 +137,7 @@ impl<'s> Engine<'s> {
             sidecar_index,
             json_index,
             tabular_index,
+            citation: crate::cff::CffRules::for_schema(&schema.raw),
             anchored: Default::default(),
         }
     }
@@ -484,6 +488,31 @@ impl<'s> Engine<'s> {
             }
         }
         case_collisions(ds.files(), out);
+        self.citation_file(ds, out);
+    }
+
+    /// CITATION.cff against the Citation File Format (see [`crate::cff`]).
+    fn citation_file(&self, ds: &Dataset, out: &mut Vec<Issue>) {
+        let path = match &self.citation {
+            Ok(rules) => rules.path(),
+            Err(_) => "/CITATION.cff".to_string(),
+        };
+        let Some(file) = ds.find(&path).filter(|f| f.validated() && f.readable()) else {
+            return;
+        };
+        match &self.citation {
+            Ok(rules) => match ds.read_file(&file.path) {
+                Ok(bytes) => out.extend(rules.check_bytes(&bytes)),
+                Err(e) => out.push(
+                    Issue::new("FILE_READ", Severity::Error, file.path.as_str())
+                        .message(format!("the file could not be read: {e}")),
+                ),
+            },
+            Err(why) => out.push(
+                Issue::new("INTERNAL_ERROR", Severity::Error, file.path.as_str())
+                    .message(format!("the citation rules could not be read: {why}")),
+            ),
+        }
     }
 
     fn code_messages(&self, issues: &[Issue]) -> IndexMap<String, String> {

@@ -8,6 +8,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod apply;
+mod cff;
 pub mod config;
 mod engine;
 mod filenames;
