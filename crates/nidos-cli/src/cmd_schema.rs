@@ -112,6 +112,7 @@ fn load(path: &Path, version: Option<String>, tolerant: bool) -> anyhow::Result<
     let opts = LoadOptions {
         version,
         tolerate_expression_errors: tolerant,
+        ..LoadOptions::default()
     };
     let s = nidos_schema::load_path_with(path, &opts)
         .map_err(|e| anyhow::anyhow!("{e}"))

@@ -258,6 +258,7 @@ fn write_report(
 /// only a later version would not raise (see `nidos_validate::pinning`).
 fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Options) {
     let key = schema.brand.version_key.clone();
+    let brand = schema.brand.name.clone();
     let Some(declared) = std::fs::read(dir.join("dataset_description.json"))
         .ok()
         .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
@@ -278,7 +279,7 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
     newer.sort_by(|a, b| nidos_schema::compare_versions(a, b));
     let schemas: Vec<(String, Schema)> = newer
         .into_iter()
-        .filter_map(|v| Some((v.clone(), Schema::for_version(v).ok()?)))
+        .filter_map(|v| Some((v.clone(), Schema::bundled_for(Some(&brand), Some(v)).ok()?)))
         .collect();
     let later: Vec<(&str, &Schema)> = schemas.iter().map(|(v, s)| (v.as_str(), s)).collect();
     let quiet = Options {

@@ -48,6 +48,7 @@ const RULE_KINDS: &[&str] = &[
 const META_KEYS: &[&str] = &[
     "associations",
     "brand",
+    "brands",
     "context",
     "expression_tests",
     "templates",

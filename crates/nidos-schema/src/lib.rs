@@ -20,11 +20,14 @@
 //! and all problems of a load are reported together.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod brand;
+use brand::serve_brand;
 mod check;
 mod error;
 mod lifecycle;
 mod model;
 mod normalize;
+mod select;
 mod version;
 mod views;
 mod yaml;
@@ -34,11 +37,12 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde_json::Value;
 
+pub use brand::{brand_named, BrandChoice, BrandIssue, Brands, BRAND_AMBIGUOUS, BRAND_UNDECLARED};
 pub use check::{check_path, check_value, duplicate_codes, structure_findings, CheckReport};
 pub use error::{ErrorKind, SchemaError, SchemaErrors, Warning};
 pub use lifecycle::{filter_for_version, LIFECYCLE_KEYS};
 pub use model::*;
-pub use normalize::brand_named;
+pub use select::{load_for_dataset, read_description, ForDataset, Source};
 pub use version::{bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV};
 pub use views::{
     called_functions, rule_nodes, CHECK_RULE_MARKERS, FIELD_RULE_MARKERS, FILE_RULE_MARKERS,
@@ -55,6 +59,9 @@ pub struct LoadOptions {
     /// For a YAML tree with lifecycle annotations: the version to select. `None`
     /// selects the tree's own (newest) version.
     pub version: Option<String>,
+    /// For a schema that declares several brands (`meta.brands`): the brand to serve,
+    /// by name. `None` serves the brand the tree is written in.
+    pub brand: Option<String>,
 }
 
 /// A loaded, resolved and indexed schema.
@@ -68,7 +75,10 @@ pub struct Schema {
     pub version: String,
     /// The schema's own version, e.g. `"1.2.7"`, when known.
     pub schema_version: Option<String>,
+    /// The brand this schema serves (its version key, URI scheme, ignore file).
     pub brand: Brand,
+    /// Every brand the schema can serve (`meta.brands`; a compiled schema serves one).
+    pub brands: Brands,
     /// Entities in canonical order (`rules.entities`).
     pub entities: Vec<Entity>,
     /// `objects.datatypes`, keyed by object key.
@@ -225,7 +235,10 @@ impl Schema {
 
     /// Normalises, checks and indexes a resolved tree. `strict` (our YAML trees): unknown
     /// keys and levels that are not exactly a level word are errors; otherwise warnings.
-    fn build(v: Value, opts: &LoadOptions, strict: bool) -> Result<Schema, SchemaErrors> {
+    fn build(mut v: Value, opts: &LoadOptions, strict: bool) -> Result<Schema, SchemaErrors> {
+        if let Some(name) = &opts.brand {
+            serve_brand(&mut v, name).map_err(SchemaErrors::single)?;
+        }
         let n = normalize::normalise(v).map_err(SchemaErrors::single)?;
         let mut b = views::Builder {
             errors: Vec::new(),
@@ -254,6 +267,7 @@ impl Schema {
             version: n.version.clone(),
             schema_version: n.schema_version,
             brand: n.brand,
+            brands: n.brands,
             entities: views.entities,
             datatypes: views.datatypes,
             suffixes: views.suffixes,
@@ -278,6 +292,17 @@ impl Schema {
             warnings: b.warnings,
             source: None,
         })
+    }
+
+    /// The bundled schema serving `brand` (a declared brand's name; `None`: the tree's
+    /// own) at version `version` (`None`: the newest).
+    pub fn bundled_for(brand: Option<&str>, version: Option<&str>) -> Result<Schema, SchemaErrors> {
+        let opts = LoadOptions {
+            version: version.map(str::to_owned),
+            brand: brand.map(str::to_owned),
+            ..LoadOptions::default()
+        };
+        load_path_with(&bundled_schema_dir(), &opts)
     }
 
     /// Loads the bundled schema ([`bundled_schema_dir`]) at version `v`

@@ -12,36 +12,14 @@ use serde_json::Value;
 /// The brand of a schema: the names a dataset of this standard uses.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Brand {
-    /// `"Std"` or `"BIDS"`.
+    /// The name shown in messages (`Std`).
     pub name: String,
-    /// Field of `dataset_description.json` that holds the version: `"StdVersion"` / `"BIDSVersion"`.
+    /// Field of `dataset_description.json` that holds the version: e.g. `"StdVersion"`.
     pub version_key: String,
-    /// URI scheme without the colon: `"std"` / `"bids"`.
+    /// URI scheme without the colon: e.g. `"std"`.
     pub uri_scheme: String,
-    /// Name of the ignore file at the dataset root: `".stdignore"` / `".bidsignore"`.
+    /// Name of the ignore file at the dataset root: e.g. `".stdignore"`.
     pub ignore_file: String,
-}
-
-impl Brand {
-    /// The Std brand (the bundled schema's).
-    pub fn std() -> Brand {
-        Brand {
-            name: "Std".into(),
-            version_key: "StdVersion".into(),
-            uri_scheme: "std".into(),
-            ignore_file: ".stdignore".into(),
-        }
-    }
-
-    /// The upstream brand (compiled upstream schemas).
-    pub fn bids() -> Brand {
-        Brand {
-            name: "BIDS".into(),
-            version_key: "BIDSVersion".into(),
-            uri_scheme: "bids".into(),
-            ignore_file: ".bidsignore".into(),
-        }
-    }
 }
 
 /// A requirement level of a file, field, column or entity.

@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::brand::Brands;
 use crate::error::{ErrorKind, SchemaError};
 use crate::model::Brand;
 
@@ -21,6 +22,7 @@ pub(crate) struct Normalised {
     pub version: String,
     pub schema_version: Option<String>,
     pub brand: Brand,
+    pub brands: Brands,
 }
 
 pub(crate) fn normalise(input: Value) -> Result<Normalised, SchemaError> {
@@ -117,8 +119,35 @@ pub(crate) fn normalise(input: Value) -> Result<Normalised, SchemaError> {
     meta.entry("versions")
         .or_insert_with(|| Value::Array(vec![Value::String(version.clone())]));
 
-    let brand = detect_brand(&meta, &rules, &objects)?;
-    meta.insert("brand".into(), brand_value(&brand));
+    // The brand served: an explicit `meta.brand` (set when a tree is loaded for one of
+    // its brands), else the tree's own brand, else the one the rules imply.
+    let declared = crate::brand::declared_brands(&meta)?;
+    let brand = match &declared {
+        Some(b) if !meta.contains_key("brand") => b.tree_brand().clone(),
+        _ => crate::brand::single_brand(&meta, &rules)?,
+    };
+    let brands = match declared {
+        Some(b) if b.list.contains(&brand) => b,
+        Some(b) => {
+            return Err(SchemaError::new(
+                ErrorKind::Structure,
+                "meta.brand",
+                format!(
+                    "the brand {} is not among the declared brands ({})",
+                    brand.name,
+                    b.names().join(", ")
+                ),
+            ))
+        }
+        None => Brands::single(brand.clone()),
+    };
+    meta.insert(
+        "brand".into(),
+        Value::Object(crate::brand::brand_value(&brand)),
+    );
+    if brands.list.len() > 1 {
+        meta.insert("brands".into(), brands.to_value());
+    }
 
     let mut out = Map::new();
     out.insert("version".into(), Value::String(version.clone()));
@@ -133,6 +162,7 @@ pub(crate) fn normalise(input: Value) -> Result<Normalised, SchemaError> {
         version,
         schema_version,
         brand,
+        brands,
     })
 }
 
@@ -147,103 +177,4 @@ fn take_map(top: &mut Map<String, Value>, key: &str) -> Result<Map<String, Value
             "expected a mapping",
         )),
     }
-}
-
-pub(crate) fn brand_value(b: &Brand) -> Value {
-    let mut m = Map::new();
-    m.insert("name".into(), Value::String(b.name.clone()));
-    m.insert("version_key".into(), Value::String(b.version_key.clone()));
-    m.insert("uri_scheme".into(), Value::String(b.uri_scheme.clone()));
-    m.insert("ignore_file".into(), Value::String(b.ignore_file.clone()));
-    Value::Object(m)
-}
-
-/// A brand named `name` with the conventional derived names.
-pub fn brand_named(name: &str) -> Brand {
-    match name {
-        "Std" => Brand::std(),
-        "BIDS" => Brand::bids(),
-        other => {
-            let lower = other.to_ascii_lowercase();
-            Brand {
-                name: other.to_owned(),
-                version_key: format!("{other}Version"),
-                uri_scheme: lower.clone(),
-                ignore_file: format!(".{lower}ignore"),
-            }
-        }
-    }
-}
-
-/// The brand: an explicit `meta.brand` (a name, or a mapping with `name` and optional
-/// `version_key`, `uri_scheme`, `ignore_file`), else the version key the
-/// `dataset_description` rule requires, else BIDS.
-fn detect_brand(
-    meta: &Map<String, Value>,
-    rules: &Map<String, Value>,
-    objects: &Map<String, Value>,
-) -> Result<Brand, SchemaError> {
-    match meta.get("brand") {
-        Some(Value::String(name)) => return Ok(brand_named(name)),
-        Some(Value::Object(m)) => {
-            let Some(name) = m.get("name").and_then(Value::as_str) else {
-                return Err(SchemaError::new(
-                    ErrorKind::Structure,
-                    "meta.brand.name",
-                    "a brand needs a name",
-                ));
-            };
-            let mut b = brand_named(name);
-            for (k, v) in m {
-                let Some(s) = v.as_str() else {
-                    return Err(SchemaError::new(
-                        ErrorKind::Structure,
-                        format!("meta.brand.{k}"),
-                        "expected a string",
-                    ));
-                };
-                match k.as_str() {
-                    "name" => {}
-                    "version_key" => b.version_key = s.to_owned(),
-                    "uri_scheme" => b.uri_scheme = s.trim_end_matches(':').to_owned(),
-                    "ignore_file" => b.ignore_file = s.to_owned(),
-                    _ => {
-                        return Err(SchemaError::new(
-                            ErrorKind::UnknownKey,
-                            format!("meta.brand.{k}"),
-                            "unknown brand key",
-                        ))
-                    }
-                }
-            }
-            return Ok(b);
-        }
-        Some(Value::Null) | None => {}
-        Some(_) => {
-            return Err(SchemaError::new(
-                ErrorKind::Structure,
-                "meta.brand",
-                "expected a name or a mapping",
-            ))
-        }
-    }
-    let fields = rules
-        .get("dataset_metadata")
-        .and_then(|d| d.get("dataset_description"))
-        .and_then(|d| d.get("fields"))
-        .and_then(Value::as_object);
-    if let Some(f) = fields {
-        if f.contains_key("StdVersion") {
-            return Ok(Brand::std());
-        }
-        if f.contains_key("BIDSVersion") {
-            return Ok(Brand::bids());
-        }
-    }
-    if let Some(Value::Object(md)) = objects.get("metadata") {
-        if md.contains_key("StdVersion") && !md.contains_key("BIDSVersion") {
-            return Ok(Brand::std());
-        }
-    }
-    Ok(Brand::bids())
 }

@@ -443,6 +443,23 @@ impl<'s> Engine<'s> {
                 ),
             );
         }
+        // A description that sets no brand's version key, or several (only for schemas
+        // that serve several brands).
+        let description = ds.dataset_value().get("dataset_description");
+        if description.is_object() {
+            let has = |k: &str| !description.get(k).is_null();
+            if let (_, Some(b)) = self.schema.brands.choose_by(&has) {
+                let severity = self
+                    .schema
+                    .errors
+                    .iter()
+                    .find(|r| r.code == b.code)
+                    .map_or(Severity::Warning, |r| r.level);
+                out.push(
+                    Issue::new(b.code, severity, "/dataset_description.json").message(b.message),
+                );
+            }
+        }
         // A sidecar that no data file inherits or refers to.
         for f in ds.files() {
             if !f.validated() || f.name.extension != ".json" || used_sidecars.contains(&f.path) {

@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use nidos_schema::Schema;
 use nidos_validate::{Config, Engine, Issue, Options, Report, Severity};
@@ -160,10 +160,11 @@ fn dump(report: &Report) -> String {
         .collect()
 }
 
-/// The schemas, each loaded once for all cases (cases run on several threads).
-fn schema(which: &str) -> Option<&'static Schema> {
+/// The schemas, each loaded once for all cases (cases run on several threads). `bundled`
+/// serves the brand that the dataset at `root` selects.
+fn schema(which: &str, root: &Path) -> Option<&'static Schema> {
     static UP: OnceLock<Option<Schema>> = OnceLock::new();
-    static BUNDLED_TREE: OnceLock<Schema> = OnceLock::new();
+    static BUNDLED_BY_BRAND: Mutex<BTreeMap<String, &'static Schema>> = Mutex::new(BTreeMap::new());
     match which {
         "upstream" => UP
             .get_or_init(|| {
@@ -173,7 +174,23 @@ fn schema(which: &str) -> Option<&'static Schema> {
             })
             .as_ref(),
         "bundled" => {
-            Some(BUNDLED_TREE.get_or_init(|| nidos_schema::load_path(Path::new(BUNDLED)).unwrap()))
+            let mut map = BUNDLED_BY_BRAND.lock().unwrap();
+            let tree: &'static Schema = *map.entry(String::new()).or_insert_with(|| {
+                Box::leak(Box::new(
+                    nidos_schema::load_path(Path::new(BUNDLED)).unwrap(),
+                ))
+            });
+            let description = nidos_schema::read_description(root);
+            let name = tree.brands.choose(description.as_ref()).brand.name;
+            let opts = nidos_schema::LoadOptions {
+                brand: Some(name.clone()),
+                ..Default::default()
+            };
+            Some(*map.entry(name).or_insert_with(|| {
+                Box::leak(Box::new(
+                    nidos_schema::load_path_with(Path::new(BUNDLED), &opts).unwrap(),
+                ))
+            }))
         }
         other => panic!("unknown schema {other:?} (upstream | bundled)"),
     }
@@ -186,7 +203,7 @@ fn read_case(path: &Path) -> Case {
 }
 
 /// Runs one case; returns the failures (empty: passed).
-fn run_case(path: &Path, case: &Case, schema: &Schema, verbose: bool) -> Vec<String> {
+fn run_case(path: &Path, case: &Case, verbose: bool) -> Vec<String> {
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     let mut files = BTreeMap::new();
     if let Some(base) = &case.base {
@@ -204,6 +221,9 @@ fn run_case(path: &Path, case: &Case, schema: &Schema, verbose: bool) -> Vec<Str
     let root = dir.path().join("ds");
     std::fs::create_dir_all(&root).unwrap();
     write_tree(&root, &files);
+    let Some(schema) = schema(&case.schema, &root) else {
+        return vec!["the upstream schema is absent".to_string()];
+    };
 
     let config = match &case.config {
         Some(c) => Config::from_json(&c.to_string()).unwrap(),
@@ -277,8 +297,7 @@ fn main() {
             let case = read_case(&path);
             let absent = case.schema == "upstream" && !Path::new(UPSTREAM).exists();
             libtest_mimic::Trial::test(name, move || {
-                let schema = schema(&case.schema).ok_or("the upstream schema is absent")?;
-                let failures = run_case(&path, &case, schema, verbose);
+                let failures = run_case(&path, &case, verbose);
                 if failures.is_empty() {
                     Ok(())
                 } else {

@@ -1,0 +1,618 @@
+//! Brands as data: the names under which the standard is published, and how one rule
+//! tree serves each of them.
+//!
+//! A tree declares its brands in `meta.brands`:
+//!
+//! ```yaml
+//! tree: Std          # the brand whose names the files of the tree are written in
+//! default: Std       # applied when a dataset declares no brand's version key, or several
+//! declared:
+//!   Std:  {version_key: StdVersion,  uri_scheme: std,  ignore_file: .stdignore}
+//!   Other: {version_key: OtherVersion, uri_scheme: other, ignore_file: .otherignore}
+//! ```
+//!
+//! Loading the tree for a brand other than `tree` rewrites the tree brand's tokens in
+//! every key and string (expressions, patterns, messages, descriptions) into the chosen
+//! brand's: the version key, the URI scheme (`std:`, `std-uri`, `std_uri`), the ignore
+//! file name and the brand name. A token is replaced only where it stands as a whole
+//! word, so `Std` inside `StdVersion` or `UNKNOWN_STD_X` is left alone.
+//!
+//! A schema without `meta.brands` (a compiled upstream schema, a one-brand tree) serves
+//! exactly one brand: an explicit `meta.brand`, else the one whose `<Name>Version` field
+//! `dataset_description.json` requires.
+
+use serde_json::{Map, Value};
+
+use crate::error::{ErrorKind, SchemaError};
+use crate::model::Brand;
+
+/// Issue code: `dataset_description.json` declares the version keys of several brands.
+pub const BRAND_AMBIGUOUS: &str = "BRAND_AMBIGUOUS";
+/// Issue code: `dataset_description.json` declares no brand's version key.
+pub const BRAND_UNDECLARED: &str = "BRAND_UNDECLARED";
+
+/// The brands a schema can serve.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Brands {
+    /// Every declared brand, in declaration order (never empty).
+    pub list: Vec<Brand>,
+    /// Index in `list` of the brand the tree is written in.
+    pub tree: usize,
+    /// Index in `list` of the brand used when a dataset does not say.
+    pub default: usize,
+}
+
+/// A brand-choice problem worth reporting on the dataset description.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrandIssue {
+    /// [`BRAND_AMBIGUOUS`] or [`BRAND_UNDECLARED`].
+    pub code: &'static str,
+    /// What was found and which brand's rules apply.
+    pub message: String,
+}
+
+/// What a dataset description says about its brand and version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrandChoice {
+    pub brand: Brand,
+    /// The version the description declares under the chosen brand's key.
+    pub declared_version: Option<String>,
+    pub issue: Option<BrandIssue>,
+}
+
+impl Brands {
+    /// One brand and nothing else.
+    pub fn single(brand: Brand) -> Brands {
+        Brands {
+            list: vec![brand],
+            tree: 0,
+            default: 0,
+        }
+    }
+
+    /// The brand the tree is written in.
+    pub fn tree_brand(&self) -> &Brand {
+        &self.list[self.tree.min(self.list.len() - 1)]
+    }
+
+    /// The brand used when a dataset does not say.
+    pub fn default_brand(&self) -> &Brand {
+        &self.list[self.default.min(self.list.len() - 1)]
+    }
+
+    /// A declared brand by name (exact, then ignoring ASCII case).
+    pub fn named(&self, name: &str) -> Option<&Brand> {
+        self.list
+            .iter()
+            .find(|b| b.name == name)
+            .or_else(|| self.list.iter().find(|b| b.name.eq_ignore_ascii_case(name)))
+    }
+
+    /// The names of the declared brands, for messages.
+    pub fn names(&self) -> Vec<&str> {
+        self.list.iter().map(|b| b.name.as_str()).collect()
+    }
+
+    /// Which brand a dataset description selects, given a test for "the description
+    /// sets this key". With one declared brand there is never an issue.
+    pub fn choose_by(&self, has_key: &dyn Fn(&str) -> bool) -> (Brand, Option<BrandIssue>) {
+        let present: Vec<&Brand> = self
+            .list
+            .iter()
+            .filter(|b| has_key(&b.version_key))
+            .collect();
+        let default = self.default_brand();
+        let keys = |bs: &[&Brand]| {
+            bs.iter()
+                .map(|b| b.version_key.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match present.as_slice() {
+            [one] => ((*one).clone(), None),
+            _ if self.list.len() < 2 => (default.clone(), None),
+            [] => {
+                let all: Vec<&Brand> = self.list.iter().collect();
+                (
+                    default.clone(),
+                    Some(BrandIssue {
+                        code: BRAND_UNDECLARED,
+                        message: format!(
+                            "dataset_description.json sets none of the version keys {}; \
+                             the rules of the default brand, {}, apply",
+                            keys(&all),
+                            default.name
+                        ),
+                    }),
+                )
+            }
+            several => {
+                let chosen = several
+                    .iter()
+                    .find(|b| b.name == default.name)
+                    .copied()
+                    .unwrap_or(several[0]);
+                (
+                    chosen.clone(),
+                    Some(BrandIssue {
+                        code: BRAND_AMBIGUOUS,
+                        message: format!(
+                            "dataset_description.json sets the version keys of several \
+                             brands ({}); keep only one. The rules of {} apply",
+                            keys(several),
+                            chosen.name
+                        ),
+                    }),
+                )
+            }
+        }
+    }
+
+    /// [`Brands::choose_by`] on a parsed `dataset_description.json` (`None` or a
+    /// value that is not a mapping: the default brand, no issue).
+    pub fn choose(&self, description: Option<&Value>) -> BrandChoice {
+        let Some(Value::Object(desc)) = description else {
+            return BrandChoice {
+                brand: self.default_brand().clone(),
+                declared_version: None,
+                issue: None,
+            };
+        };
+        let (brand, issue) = self.choose_by(&|k| desc.get(k).is_some_and(|v| !v.is_null()));
+        let declared_version = desc
+            .get(&brand.version_key)
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        BrandChoice {
+            brand,
+            declared_version,
+            issue,
+        }
+    }
+
+    /// The `meta.brands` value of this table.
+    pub(crate) fn to_value(&self) -> Value {
+        let mut declared = Map::new();
+        for b in &self.list {
+            let mut m = brand_value(b);
+            m.shift_remove("name");
+            declared.insert(b.name.clone(), Value::Object(m));
+        }
+        let mut out = Map::new();
+        out.insert("tree".into(), self.tree_brand().name.clone().into());
+        out.insert("default".into(), self.default_brand().name.clone().into());
+        out.insert("declared".into(), Value::Object(declared));
+        Value::Object(out)
+    }
+}
+
+/// A brand's table as a mapping (`name`, `version_key`, `uri_scheme`, `ignore_file`).
+pub(crate) fn brand_value(b: &Brand) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("name".into(), Value::String(b.name.clone()));
+    m.insert("version_key".into(), Value::String(b.version_key.clone()));
+    m.insert("uri_scheme".into(), Value::String(b.uri_scheme.clone()));
+    m.insert("ignore_file".into(), Value::String(b.ignore_file.clone()));
+    m
+}
+
+/// A brand named `name` with the conventional derived names: `<name>Version`, the
+/// lower-cased name as URI scheme, `.<lower-cased name>ignore`.
+pub fn brand_named(name: &str) -> Brand {
+    let lower = name.to_ascii_lowercase();
+    Brand {
+        name: name.to_owned(),
+        version_key: format!("{name}Version"),
+        uri_scheme: lower.clone(),
+        ignore_file: format!(".{lower}ignore"),
+    }
+}
+
+/// A brand from its name and a table overriding the derived names.
+fn brand_from_table(
+    name: &str,
+    table: &Map<String, Value>,
+    at: &str,
+) -> Result<Brand, SchemaError> {
+    let mut b = brand_named(name);
+    for (k, v) in table {
+        let Some(s) = v.as_str().filter(|s| !s.is_empty()) else {
+            return Err(SchemaError::new(
+                ErrorKind::Structure,
+                format!("{at}.{k}"),
+                "expected a non-empty string",
+            ));
+        };
+        match k.as_str() {
+            "name" if s == name => {}
+            "name" => {
+                return Err(SchemaError::new(
+                    ErrorKind::Structure,
+                    format!("{at}.name"),
+                    format!("the brand is declared as {name:?} but named {s:?}"),
+                ))
+            }
+            "version_key" => b.version_key = s.to_owned(),
+            "uri_scheme" => b.uri_scheme = s.trim_end_matches(':').to_owned(),
+            "ignore_file" => b.ignore_file = s.to_owned(),
+            _ => {
+                return Err(SchemaError::new(
+                    ErrorKind::UnknownKey,
+                    format!("{at}.{k}"),
+                    "unknown brand key (name, version_key, uri_scheme, ignore_file)",
+                ))
+            }
+        }
+    }
+    Ok(b)
+}
+
+/// The brand table of a (raw, unnormalised or normalised) `meta` mapping:
+/// `meta.brands` when present, else `None`.
+pub(crate) fn declared_brands(meta: &Map<String, Value>) -> Result<Option<Brands>, SchemaError> {
+    let Some(v) = meta.get("brands") else {
+        return Ok(None);
+    };
+    let Value::Object(m) = v else {
+        return Err(SchemaError::new(
+            ErrorKind::Structure,
+            "meta.brands",
+            "expected a mapping with tree, default and declared",
+        ));
+    };
+    let mut list = Vec::new();
+    match m.get("declared") {
+        Some(Value::Object(d)) if !d.is_empty() => {
+            for (name, table) in d {
+                let at = format!("meta.brands.declared.{name}");
+                let table = match table {
+                    Value::Object(t) => t.clone(),
+                    Value::Null => Map::new(),
+                    _ => {
+                        return Err(SchemaError::new(
+                            ErrorKind::Structure,
+                            at,
+                            "expected a mapping of the brand's names",
+                        ))
+                    }
+                };
+                list.push(brand_from_table(name, &table, &at)?);
+            }
+        }
+        _ => {
+            return Err(SchemaError::new(
+                ErrorKind::Structure,
+                "meta.brands.declared",
+                "expected a non-empty mapping of brand name → names",
+            ))
+        }
+    }
+    for (i, a) in list.iter().enumerate() {
+        for b in &list[..i] {
+            for (what, x, y) in [
+                ("version key", &a.version_key, &b.version_key),
+                ("URI scheme", &a.uri_scheme, &b.uri_scheme),
+                ("ignore file", &a.ignore_file, &b.ignore_file),
+            ] {
+                if x == y {
+                    return Err(SchemaError::new(
+                        ErrorKind::Structure,
+                        format!("meta.brands.declared.{}", a.name),
+                        format!("{} and {} share the {what} {x:?}", b.name, a.name),
+                    ));
+                }
+            }
+        }
+    }
+    let index_of = |key: &str| -> Result<usize, SchemaError> {
+        let name = m.get(key).and_then(Value::as_str).ok_or_else(|| {
+            SchemaError::new(
+                ErrorKind::Structure,
+                format!("meta.brands.{key}"),
+                "expected the name of a declared brand",
+            )
+        })?;
+        list.iter().position(|b| b.name == name).ok_or_else(|| {
+            SchemaError::new(
+                ErrorKind::Structure,
+                format!("meta.brands.{key}"),
+                format!("{name:?} is not among the declared brands"),
+            )
+        })
+    };
+    let tree = index_of("tree")?;
+    let default = index_of("default")?;
+    if let Some(k) = m
+        .keys()
+        .find(|k| !matches!(k.as_str(), "tree" | "default" | "declared"))
+    {
+        return Err(SchemaError::new(
+            ErrorKind::UnknownKey,
+            format!("meta.brands.{k}"),
+            "unknown key (tree, default, declared)",
+        ));
+    }
+    Ok(Some(Brands {
+        list,
+        tree,
+        default,
+    }))
+}
+
+/// The one brand of a schema without a brand table: an explicit `meta.brand` (a name,
+/// or a mapping with `name` and optional names), else the `<Name>Version` field that
+/// `rules.dataset_metadata.dataset_description` requires, else an unnamed brand.
+pub(crate) fn single_brand(
+    meta: &Map<String, Value>,
+    rules: &Map<String, Value>,
+) -> Result<Brand, SchemaError> {
+    match meta.get("brand") {
+        Some(Value::String(name)) => return Ok(brand_named(name)),
+        Some(Value::Object(m)) => {
+            let Some(name) = m.get("name").and_then(Value::as_str) else {
+                return Err(SchemaError::new(
+                    ErrorKind::Structure,
+                    "meta.brand.name",
+                    "a brand needs a name",
+                ));
+            };
+            return brand_from_table(name, m, "meta.brand");
+        }
+        Some(Value::Null) | None => {}
+        Some(_) => {
+            return Err(SchemaError::new(
+                ErrorKind::Structure,
+                "meta.brand",
+                "expected a name or a mapping",
+            ))
+        }
+    }
+    let fields = rules
+        .get("dataset_metadata")
+        .and_then(|d| d.get("dataset_description"))
+        .and_then(|d| d.get("fields"))
+        .and_then(Value::as_object);
+    let required = |v: &Value| {
+        let level = match v {
+            Value::String(s) => Some(s.as_str()),
+            Value::Object(m) => m.get("level").and_then(Value::as_str),
+            _ => None,
+        };
+        level.is_some_and(|l| crate::model::Level::parse(l) == Some(crate::model::Level::Required))
+    };
+    let found = fields.into_iter().flatten().find_map(|(k, v)| {
+        let prefix = k.strip_suffix("Version")?;
+        (!prefix.is_empty() && required(v)).then(|| brand_named(prefix))
+    });
+    // Nothing says: an unnamed brand (no version key, URI scheme or ignore file).
+    Ok(found.unwrap_or(Brand {
+        name: String::new(),
+        version_key: String::new(),
+        uri_scheme: String::new(),
+        ignore_file: String::new(),
+    }))
+}
+
+/// Makes a raw tree serve the brand named `name`: with a brand table, rewrites the
+/// tokens of the brand the tree is currently written in (`meta.brand`, else the table's
+/// `tree`) into that brand's and records it as `meta.brand`; without one, checks that
+/// the schema's one brand is `name`.
+pub(crate) fn serve_brand(raw: &mut Value, name: &str) -> Result<(), SchemaError> {
+    let empty = Map::new();
+    let meta = raw.get("meta").and_then(Value::as_object).unwrap_or(&empty);
+    let Some(table) = declared_brands(meta)? else {
+        let rules = raw
+            .get("rules")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let only = single_brand(meta, rules)?;
+        if only.name != name {
+            return Err(SchemaError::new(
+                ErrorKind::Structure,
+                "meta.brand",
+                format!(
+                    "the brand {name} was asked for, but this schema serves only {}",
+                    only.name
+                ),
+            ));
+        }
+        return Ok(());
+    };
+    let Some(target) = table.named(name).cloned() else {
+        return Err(SchemaError::new(
+            ErrorKind::Structure,
+            "meta.brands",
+            format!(
+                "the brand {name} was asked for, but this schema declares only {}",
+                table.names().join(", ")
+            ),
+        ));
+    };
+    let current = match meta.get("brand") {
+        None | Some(Value::Null) => table.tree_brand().clone(),
+        Some(_) => {
+            let now = single_brand(meta, &Map::new())?;
+            table.named(&now.name).cloned().unwrap_or(now)
+        }
+    };
+    translate(raw, &current, &target);
+    if let Value::Object(top) = raw {
+        if let Some(Value::Object(meta)) = top.get_mut("meta") {
+            meta.insert("brand".into(), Value::Object(brand_value(&target)));
+        }
+    }
+    Ok(())
+}
+
+/// Rewrites the tokens of brand `from` into those of brand `to` in every key and
+/// string of `raw`, except the brand tables themselves (`meta.brand`, `meta.brands`).
+pub(crate) fn translate(raw: &mut Value, from: &Brand, to: &Brand) {
+    if from == to {
+        return;
+    }
+    let t = Tokens::new(from, to);
+    let Value::Object(top) = raw else { return };
+    for (k, v) in top.iter_mut() {
+        if k == "meta" {
+            if let Value::Object(meta) = v {
+                for (mk, mv) in meta.iter_mut() {
+                    if mk != "brand" && mk != "brands" {
+                        t.value(mv);
+                    }
+                }
+            }
+        } else {
+            t.value(v);
+        }
+    }
+}
+
+/// The (from, to) token pairs of a translation, longest first.
+struct Tokens {
+    pairs: Vec<(String, String)>,
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+impl Tokens {
+    fn new(from: &Brand, to: &Brand) -> Tokens {
+        let mut pairs = vec![
+            (from.version_key.clone(), to.version_key.clone()),
+            (from.ignore_file.clone(), to.ignore_file.clone()),
+            (
+                format!("{}:", from.uri_scheme),
+                format!("{}:", to.uri_scheme),
+            ),
+            (
+                format!("{}-uri", from.uri_scheme),
+                format!("{}-uri", to.uri_scheme),
+            ),
+            (
+                format!("{}_uri", from.uri_scheme),
+                format!("{}_uri", to.uri_scheme),
+            ),
+            (from.name.clone(), to.name.clone()),
+        ];
+        pairs.retain(|(a, _)| !a.is_empty());
+        pairs.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
+        Tokens { pairs }
+    }
+
+    fn value(&self, v: &mut Value) {
+        match v {
+            Value::String(s) => {
+                if let Some(n) = self.string(s) {
+                    *s = n;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|x| self.value(x)),
+            Value::Object(m) => {
+                if m.keys().any(|k| self.string(k).is_some()) {
+                    let old = std::mem::take(m);
+                    for (k, mut x) in old {
+                        self.value(&mut x);
+                        let k = self.string(&k).unwrap_or(k);
+                        m.insert(k, x);
+                    }
+                } else {
+                    m.values_mut().for_each(|x| self.value(x));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The translated string, or `None` when nothing changes.
+    fn string(&self, s: &str) -> Option<String> {
+        if !self.pairs.iter().any(|(a, _)| s.contains(a.as_str())) {
+            return None;
+        }
+        let mut out = String::with_capacity(s.len() + 8);
+        let mut changed = false;
+        let mut prev: Option<char> = None;
+        let mut i = 0;
+        while i < s.len() {
+            let rest = &s[i..];
+            let hit = self.pairs.iter().find(|(a, _)| {
+                if !rest.starts_with(a.as_str()) {
+                    return false;
+                }
+                let starts_word = a.chars().next().is_some_and(is_word);
+                let ends_word = a.chars().last().is_some_and(is_word);
+                let before_ok = !starts_word || !prev.is_some_and(is_word);
+                let after_ok = !ends_word || !rest[a.len()..].chars().next().is_some_and(is_word);
+                before_ok && after_ok
+            });
+            if let Some((a, b)) = hit {
+                out.push_str(b);
+                prev = a.chars().last();
+                i += a.len();
+                changed = true;
+            } else if let Some(c) = rest.chars().next() {
+                out.push(c);
+                prev = Some(c);
+                i += c.len_utf8();
+            } else {
+                break;
+            }
+        }
+        changed.then_some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens() -> Tokens {
+        Tokens::new(&brand_named("Std"), &brand_named("Up"))
+    }
+
+    #[test]
+    fn whole_tokens_only() {
+        let t = tokens();
+        for (from, to) in [
+            ("json.StdVersion != null", Some("json.UpVersion != null")),
+            ("std:[0-9a-z]+", Some("up:[0-9a-z]+")),
+            ("exists(x, \"std-uri\")", Some("exists(x, \"up-uri\")")),
+            ("std_uri", Some("up_uri")),
+            ("Std URI", Some("Up URI")),
+            ("see .stdignore", Some("see .upignore")),
+            ("write std::sub-01/x", Some("write up::sub-01/x")),
+            ("StdVersionX", None),
+            ("UNKNOWN_STD_VERSION", None),
+            ("hwstd:x", None),
+            ("Stdout", None),
+            ("standard", None),
+        ] {
+            assert_eq!(t.string(from).as_deref(), to, "{from}");
+        }
+    }
+
+    #[test]
+    fn choice() {
+        let brands = Brands {
+            list: vec![brand_named("Std"), brand_named("Up")],
+            tree: 0,
+            default: 0,
+        };
+        let pick = |j: &str| brands.choose(Some(&serde_json::from_str(j).unwrap()));
+        let c = pick(r#"{"UpVersion": "1.9.0"}"#);
+        assert_eq!(
+            (c.brand.name.as_str(), c.declared_version.as_deref()),
+            ("Up", Some("1.9.0"))
+        );
+        assert!(c.issue.is_none());
+        let c = pick(r#"{"UpVersion": "1.9.0", "StdVersion": "1.8.0"}"#);
+        assert_eq!(c.brand.name, "Std");
+        assert_eq!(c.issue.map(|i| i.code), Some(BRAND_AMBIGUOUS));
+        let c = pick(r#"{"Name": "x"}"#);
+        assert_eq!(c.brand.name, "Std");
+        assert_eq!(c.issue.map(|i| i.code), Some(BRAND_UNDECLARED));
+        assert!(brands.choose(None).issue.is_none());
+        let one = Brands::single(brand_named("Up"));
+        assert!(one.choose(Some(&serde_json::json!({}))).issue.is_none());
+    }
+}

@@ -1,0 +1,141 @@
+//! Choosing the schema for a dataset: its brand from the version key its
+//! `dataset_description.json` sets, then the version to pin.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::brand::{declared_brands, BrandChoice, Brands};
+use crate::error::{ErrorKind, SchemaError, SchemaErrors, Warning};
+use crate::version::{bundled_schema_dir, compare_versions, select_version};
+use crate::{load_path_with, LoadOptions, Schema};
+
+/// Where the rules come from.
+#[derive(Clone, Debug, Default)]
+pub enum Source {
+    /// The bundled rules.
+    #[default]
+    Bundled,
+    /// A YAML rule tree (directory) or a compiled JSON file.
+    Path(PathBuf),
+}
+
+/// A schema chosen for one dataset.
+#[derive(Debug)]
+pub struct ForDataset {
+    pub schema: Schema,
+    /// The brand and declared version read from the dataset description.
+    pub choice: BrandChoice,
+    /// What choosing had to say (a replaced version, …).
+    pub warnings: Vec<Warning>,
+}
+
+/// Reads `DIR/dataset_description.json` as JSON; `None` when absent or not JSON.
+pub fn read_description(dataset: &Path) -> Option<Value> {
+    let bytes = std::fs::read(dataset.join("dataset_description.json")).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The brands and supported versions of a tree, read without loading all of it (its
+/// `version.yaml` and `meta/brands.yaml`). `None` brands: the tree declares no table.
+fn tree_index(root: &Path) -> Result<(Option<Brands>, Vec<String>), SchemaErrors> {
+    let info = crate::yaml::read_tree_info(root).map_err(SchemaErrors::single)?;
+    let file = root.join("meta").join("brands.yaml");
+    let brands = if file.is_file() {
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            SchemaErrors::single(
+                SchemaError::new(ErrorKind::Io, "meta.brands", format!("cannot read: {e}"))
+                    .in_file(Some(file.clone())),
+            )
+        })?;
+        let v = crate::yaml::parse_yaml(&text, &file).map_err(SchemaErrors::single)?;
+        let mut meta = serde_json::Map::new();
+        meta.insert("brands".into(), v);
+        declared_brands(&meta).map_err(|e| SchemaErrors::single(e.in_file(Some(file.clone()))))?
+    } else {
+        None
+    };
+    Ok((brands, info.supported))
+}
+
+/// Loads the schema for validating the dataset at `dataset`.
+///
+/// The brand is the one whose version key the dataset description sets (see
+/// [`Brands::choose`]); the version is `requested` (e.g. `--std-version`), else the
+/// declared one, else the newest, each replaced by a supported one with a warning
+/// ([`select_version`]). A compiled JSON holds one version: it is used whatever the
+/// dataset declares, with a warning when `requested` differs.
+pub fn load_for_dataset(
+    source: &Source,
+    dataset: &Path,
+    requested: Option<&str>,
+) -> Result<ForDataset, SchemaErrors> {
+    let description = read_description(dataset);
+    let root = match source {
+        Source::Bundled => bundled_schema_dir(),
+        Source::Path(p) => p.clone(),
+    };
+    if !root.is_dir() {
+        // A compiled JSON: one brand, one version.
+        let opts = LoadOptions {
+            version: requested.map(str::to_owned),
+            ..LoadOptions::default()
+        };
+        let schema = load_path_with(&root, &opts)?;
+        let choice = schema.brands.choose(description.as_ref());
+        return Ok(ForDataset {
+            schema,
+            choice,
+            warnings: Vec::new(),
+        });
+    }
+    let (brands, supported) = tree_index(&root)?;
+    let mut warnings = Vec::new();
+    let (choice, brand) = match &brands {
+        Some(b) => {
+            let c = b.choose(description.as_ref());
+            let name = c.brand.name.clone();
+            (Some(c), Some(name))
+        }
+        None => (None, None),
+    };
+    let declared = match &choice {
+        Some(c) => c.declared_version.clone(),
+        None => None,
+    };
+    let (version, warning) = select_version(requested, declared.as_deref(), &supported);
+    warnings.extend(warning);
+    let opts = LoadOptions {
+        version: Some(version),
+        brand,
+        ..LoadOptions::default()
+    };
+    let mut schema = load_path_with(&root, &opts)?;
+    let choice = match choice {
+        Some(c) => c,
+        None => {
+            // One brand only: read the declared version under its key, and pin to it
+            // when nothing was requested.
+            let c = schema.brands.choose(description.as_ref());
+            if requested.is_none() {
+                if let Some(d) = &c.declared_version {
+                    let (v, w) = select_version(None, Some(d), &supported);
+                    if compare_versions(&v, &schema.version) != std::cmp::Ordering::Equal {
+                        let opts = LoadOptions {
+                            version: Some(v),
+                            ..LoadOptions::default()
+                        };
+                        schema = load_path_with(&root, &opts)?;
+                    }
+                    warnings.extend(w);
+                }
+            }
+            c
+        }
+    };
+    Ok(ForDataset {
+        schema,
+        choice,
+        warnings,
+    })
+}
