@@ -70,6 +70,8 @@ pub struct Engine<'s> {
     tabular_index: RuleIndex,
     /// Anchored column-value patterns, compiled once per distinct body.
     anchored: std::sync::RwLock<HashMap<String, Option<std::sync::Arc<regress::Regex>>>>,
+    /// The schema's fixes, to mark reported issues `fixable`.
+    fixes: crate::FixIndex,
 }
 
 impl FormatCheck for Engine<'_> {
@@ -135,6 +137,7 @@ impl<'s> Engine<'s> {
             json_index,
             tabular_index,
             anchored: Default::default(),
+            fixes: crate::FixIndex::new(schema),
         }
     }
 
@@ -259,6 +262,7 @@ impl<'s> Engine<'s> {
         // sorted run in linear time.
         issues.par_sort_unstable_by(Issue::sort_key_cmp);
         normalize(&mut issues);
+        self.fixes.mark(&mut issues);
         if timer.on {
             let own: usize = issues
                 .iter()

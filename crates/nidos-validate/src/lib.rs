@@ -11,12 +11,14 @@ mod apply;
 pub mod config;
 mod engine;
 mod filenames;
+pub mod fixable;
 pub mod issue;
 pub mod jsonschema;
 pub mod report;
 mod selectors;
 
 pub use config::Config;
+pub use fixable::FixIndex;
 pub use engine::{Engine, Options, Progress, Timer};
 pub use issue::{Issue, Severity, Sym};
 pub use report::{Report, ReportJson, Summary};
