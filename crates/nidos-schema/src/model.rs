@@ -421,8 +421,13 @@ pub struct Fix {
 pub enum FixOp {
     /// `set: {key, value}`: give a JSON key this value.
     Set { key: String, value: Value },
-    /// `rename: {from, to}`: rename a JSON key in place (refused when `to` exists).
-    Rename { from: String, to: String },
+    /// `rename: {from, to, as_list}`: rename a JSON key in place (refused when `to`
+    /// exists); with `as_list: true` a single value becomes a one-element list.
+    Rename {
+        from: String,
+        to: String,
+        as_list: bool,
+    },
     /// `replace: {keys, from, to}`: where one of `keys` holds `from`, write `to`.
     Replace {
         keys: Vec<String>,
