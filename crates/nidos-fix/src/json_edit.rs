@@ -1,9 +1,13 @@
 //! Edits of JSON text: parse (refusing duplicate keys, which a rewrite would lose),
 //! change the object, and write it back in the file's own layout (indent, spacing,
-//! line ends, final newline), keys in their original order.
+//! line ends, final newline), keys in their original order. Top-level members the edit
+//! did not change are written back as their original text, so only the edited members
+//! differ (a hand-formatted `[0, 2, 4]` stays on its line, `1.50` stays `1.50`).
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
+use indexmap::IndexMap;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::text_edit::UTF8_BOM;
@@ -11,6 +15,9 @@ use crate::text_edit::UTF8_BOM;
 /// A JSON document being edited: its object and how it was laid out.
 pub(crate) struct JsonDoc {
     pub map: Map<String, Value>,
+    /// The members as parsed, and their original text.
+    original: Map<String, Value>,
+    raw: IndexMap<String, Box<RawValue>>,
     layout: Layout,
 }
 
@@ -49,8 +56,12 @@ impl JsonDoc {
             Ok(_) => return Err("the top level is not an object".into()),
             Err(e) => return Err(format!("not valid JSON: {e}")),
         };
+        let raw: IndexMap<String, Box<RawValue>> =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
         Ok(JsonDoc {
+            original: map.clone(),
             map,
+            raw,
             layout: Layout::detect(bom, text),
         })
     }
@@ -59,6 +70,8 @@ impl JsonDoc {
     pub fn empty() -> JsonDoc {
         JsonDoc {
             map: Map::new(),
+            original: Map::new(),
+            raw: IndexMap::new(),
             layout: Layout {
                 style: Style::Pretty(b"  ".to_vec()),
                 bom: false,
@@ -70,22 +83,19 @@ impl JsonDoc {
 
     /// The document's text in its layout.
     pub fn render(&self) -> Result<Vec<u8>, String> {
-        let value = Value::Object(self.map.clone());
         let mut out = Vec::new();
         if self.layout.bom {
             out.extend_from_slice(UTF8_BOM);
         }
-        let body = match &self.layout.style {
-            Style::Pretty(indent) => write_with(&value, PrettyFormatter::with_indent(indent)),
-            Style::Spaced => write_with(&value, SpacedFormatter),
-            Style::Compact => write_with(&value, CompactFormatter),
-        }
-        .map_err(|e| e.to_string())?;
+        let body = self.body().map_err(|e| e.to_string())?;
+        // Unchanged members keep their own line ends; new lines get the file's.
+        let mut prev = 0u8;
         for &b in &body {
-            if b == b'\n' && self.layout.crlf {
+            if b == b'\n' && self.layout.crlf && prev != b'\r' {
                 out.push(b'\r');
             }
             out.push(b);
+            prev = b;
         }
         if self.layout.final_newline {
             if self.layout.crlf {
@@ -93,6 +103,54 @@ impl JsonDoc {
             }
             out.push(b'\n');
         }
+        Ok(out)
+    }
+}
+
+impl JsonDoc {
+    /// The object's text without the final newline: `{`, the members (unchanged ones as
+    /// they were written), `}`.
+    fn body(&self) -> serde_json::Result<Vec<u8>> {
+        if self.map.is_empty() {
+            return Ok(b"{}".to_vec());
+        }
+        let (open, sep, colon, close, indent): (&[u8], &[u8], &[u8], &[u8], &[u8]) =
+            match &self.layout.style {
+                Style::Pretty(indent) => (b"{\n", b",\n", b": ", b"\n}", indent),
+                Style::Spaced => (b"{", b", ", b": ", b"}", b""),
+                Style::Compact => (b"{", b",", b":", b"}", b""),
+            };
+        let mut out = open.to_vec();
+        for (i, (key, value)) in self.map.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(sep);
+            }
+            out.extend_from_slice(indent);
+            out.extend_from_slice(serde_json::to_string(key)?.as_bytes());
+            out.extend_from_slice(colon);
+            match self.raw.get(key) {
+                Some(raw) if self.original.get(key) == Some(value) => {
+                    out.extend_from_slice(raw.get().as_bytes());
+                }
+                _ => {
+                    let text = match &self.layout.style {
+                        Style::Pretty(indent) => {
+                            write_with(value, PrettyFormatter::with_indent(indent))?
+                        }
+                        Style::Spaced => write_with(value, SpacedFormatter)?,
+                        Style::Compact => write_with(value, CompactFormatter)?,
+                    };
+                    // A nested value's lines sit one level deeper.
+                    for &b in &text {
+                        out.push(b);
+                        if b == b'\n' {
+                            out.extend_from_slice(indent);
+                        }
+                    }
+                }
+            }
+        }
+        out.extend_from_slice(close);
         Ok(out)
     }
 }
@@ -236,11 +294,24 @@ mod tests {
             "{\n  \"a\": 1,\n  \"b\": [\n    1,\n    2\n  ]\n}\n",
             "{\n    \"a\": 1,\n    \"b\": \"x\"\n}",
             "{\r\n\t\"a\": 1\r\n}\r\n",
+            "{\r\n\t\"a\": {\r\n\t\t\"b\": 1\r\n\t}\r\n}\r\n",
             "{\"a\": 1, \"b\": [1, 2]}\n",
             "{\"a\":1,\"b\":{\"c\":null}}",
         ] {
             assert_eq!(roundtrip(text), text);
         }
+    }
+
+    #[test]
+    fn only_edited_members_change() {
+        let text = "{\n  \"T\": [0, 2, 4],\n  \"A\": 1.50,\n  \"B\": {\"x\": 1}\n}\n";
+        let mut doc = JsonDoc::parse(text.as_bytes()).unwrap();
+        doc.map.insert("A".into(), serde_json::json!({"y": [1]}));
+        let out = String::from_utf8(doc.render().unwrap()).unwrap();
+        assert_eq!(
+            out,
+            "{\n  \"T\": [0, 2, 4],\n  \"A\": {\n    \"y\": [\n      1\n    ]\n  },\n  \"B\": {\"x\": 1}\n}\n"
+        );
     }
 
     #[test]
