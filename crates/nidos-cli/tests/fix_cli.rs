@@ -115,7 +115,7 @@ fn check_case(case_dir: &Path) -> Vec<String> {
     let case: Value =
         serde_json::from_str(&std::fs::read_to_string(case_dir.join("case.json")).unwrap())
             .unwrap();
-    let mut args: Vec<String> = case
+    let args: Vec<String> = case
         .get("args")
         .and_then(Value::as_array)
         .into_iter()
@@ -231,4 +231,92 @@ fn every_fix_case() {
         dirs.len(),
         problems.join("\n")
     );
+}
+
+/// A dataset whose description has a bare DOI (one fix to make), plus a data file.
+fn small_dataset(root: &Path) {
+    std::fs::create_dir_all(root.join("sub-01/anat")).unwrap();
+    std::fs::write(
+        root.join("dataset_description.json"),
+        "{\"Name\": \"links\", \"StdVersion\": \"1.11.1\", \"Authors\": [\"A\"], \"DatasetDOI\": \"10.1/x\"}\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("README.md"), "# links\n\nA test dataset.\n").unwrap();
+    std::fs::write(root.join("sub-01/anat/sub-01_T1w.nii.gz"), b"\x1f\x8b not really").unwrap();
+}
+
+/// Sidecars that are links (an annexed file inside the dataset, a file outside it) are
+/// reported and never written; data files and links stay byte-identical.
+#[test]
+fn links_and_data_files_are_never_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ds = tmp.path().join("ds");
+    small_dataset(&ds);
+    let deprecated = "\u{feff}{\"BasedOn\": \"sub-01/anat/sub-01_T1w.nii.gz\"}";
+    let annexed = ds.join(".git/annex/objects/ab/sidecar.json");
+    std::fs::create_dir_all(annexed.parent().unwrap()).unwrap();
+    std::fs::write(&annexed, deprecated).unwrap();
+    std::os::unix::fs::symlink(
+        "../../.git/annex/objects/ab/sidecar.json",
+        ds.join("sub-01/anat/sub-01_T1w.json"),
+    )
+    .unwrap();
+    let outside = tmp.path().join("outside.json");
+    std::fs::write(&outside, deprecated).unwrap();
+    std::fs::write(ds.join("sub-01/anat/sub-01_T2w.nii.gz"), b"data").unwrap();
+    std::os::unix::fs::symlink(&outside, ds.join("sub-01/anat/sub-01_T2w.json")).unwrap();
+
+    let before = snapshot(&ds);
+    let out = nidos(&["fix", "--apply"], &ds);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("symbolic link"),
+        "links are not reported:\n{stderr}"
+    );
+    let after = snapshot(&ds);
+    for (path, bytes) in &before {
+        if path != "dataset_description.json" {
+            assert_eq!(after.get(path), Some(bytes), "{path} changed");
+        }
+    }
+    assert_ne!(
+        after.get("dataset_description.json"),
+        before.get("dataset_description.json"),
+        "the ordinary fix was not applied"
+    );
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), deprecated);
+}
+
+/// A read-only dataset: a clear error, and nothing written.
+#[test]
+fn read_only_dataset_is_an_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let ds = tmp.path().join("ds");
+    small_dataset(&ds);
+    let set_mode = |file_mode: u32, dir_mode: u32| {
+        for p in [
+            "dataset_description.json",
+            "README.md",
+            "sub-01/anat/sub-01_T1w.nii.gz",
+        ] {
+            std::fs::set_permissions(ds.join(p), std::fs::Permissions::from_mode(file_mode))
+                .unwrap();
+        }
+        for d in ["sub-01/anat", "sub-01", ""] {
+            std::fs::set_permissions(ds.join(d), std::fs::Permissions::from_mode(dir_mode))
+                .unwrap();
+        }
+    };
+    set_mode(0o444, 0o555);
+    let before = snapshot(&ds);
+    let out = nidos(&["fix", "--apply"], &ds);
+    let after = snapshot(&ds);
+    set_mode(0o644, 0o755);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("read-only"), "{stderr}");
+    assert!(stderr.contains("nothing was written"), "{stderr}");
+    assert_eq!(before, after);
 }
