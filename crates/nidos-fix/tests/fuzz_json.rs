@@ -82,7 +82,13 @@ fn render(map: &Map<String, Value>, layout: u8, damage: u8) -> Vec<u8> {
     }
     match damage % 6 {
         0 => text = format!("\u{feff}{text}"),
-        1 if text.len() > 2 => text.truncate(text.len() / 2),
+        1 if text.len() > 2 => {
+            let mut at = text.len() / 2;
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            text.truncate(at)
+        }
         2 if text.starts_with('{') && text.len() > 2 => {
             text = format!("{{\"Notes\": 1, \"Notes\": 2, {}", &text[1..])
         }
