@@ -131,8 +131,14 @@ fn check_case(case_dir: &Path) -> Vec<String> {
     let ds = tmp.path().join("ds");
     copy_tree(&case_dir.join("dataset"), &ds);
     let mut problems = Vec::new();
-    let reported = case.get("reported").and_then(Value::as_bool).unwrap_or(true);
-    let unchanged = case.get("unchanged").and_then(Value::as_bool).unwrap_or(false);
+    let reported = case
+        .get("reported")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let unchanged = case
+        .get("unchanged")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     if reported && !reports(&ds, &case, &args) {
         problems.push(format!("{name}: the dataset does not raise the issue"));
     }
@@ -182,7 +188,9 @@ fn check_case(case_dir: &Path) -> Vec<String> {
     let after = snapshot(&ds);
     for (path, bytes) in &before {
         if !is_metadata(path) && after.get(path) != Some(bytes) {
-            problems.push(format!("{name}: --apply changed the data file or link {path}"));
+            problems.push(format!(
+                "{name}: --apply changed the data file or link {path}"
+            ));
         }
     }
     for path in after.keys() {
@@ -193,7 +201,11 @@ fn check_case(case_dir: &Path) -> Vec<String> {
     if unchanged != (after == before) {
         problems.push(format!(
             "{name}: --apply {} the dataset",
-            if unchanged { "changed" } else { "did not change" }
+            if unchanged {
+                "changed"
+            } else {
+                "did not change"
+            }
         ));
     }
     if reported && reports(&ds, &case, &args) != unchanged {
@@ -242,7 +254,11 @@ fn small_dataset(root: &Path) {
     )
     .unwrap();
     std::fs::write(root.join("README.md"), "# links\n\nA test dataset.\n").unwrap();
-    std::fs::write(root.join("sub-01/anat/sub-01_T1w.nii.gz"), b"\x1f\x8b not really").unwrap();
+    std::fs::write(
+        root.join("sub-01/anat/sub-01_T1w.nii.gz"),
+        b"\x1f\x8b not really",
+    )
+    .unwrap();
 }
 
 /// Sidecars that are links (an annexed file inside the dataset, a file outside it) are

@@ -4,9 +4,9 @@
 //! did not change are written back as their original text, so only the edited members
 //! differ (a hand-formatted `[0, 2, 4]` stays on its line, `1.50` stays `1.50`).
 
+use indexmap::IndexMap;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
-use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -114,12 +114,13 @@ impl JsonDoc {
         if self.map.is_empty() {
             return Ok(b"{}".to_vec());
         }
-        let (open, sep, colon, close, indent): (&[u8], &[u8], &[u8], &[u8], &[u8]) =
-            match &self.layout.style {
-                Style::Pretty(indent) => (b"{\n", b",\n", b": ", b"\n}", indent),
-                Style::Spaced => (b"{", b", ", b": ", b"}", b""),
-                Style::Compact => (b"{", b",", b":", b"}", b""),
-            };
+        /// `{`, member separator, key-value separator, `}`, indent of one level.
+        type Punctuation<'a> = [&'a [u8]; 5];
+        let [open, sep, colon, close, indent]: Punctuation<'_> = match &self.layout.style {
+            Style::Pretty(indent) => [b"{\n", b",\n", b": ", b"\n}", indent],
+            Style::Spaced => [b"{", b", ", b": ", b"}", b""],
+            Style::Compact => [b"{", b",", b":", b"}", b""],
+        };
         let mut out = open.to_vec();
         for (i, (key, value)) in self.map.iter().enumerate() {
             if i > 0 {
@@ -219,10 +220,7 @@ impl Formatter for SpacedFormatter {
             w.write_all(b", ")
         }
     }
-    fn begin_object_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-    ) -> std::io::Result<()> {
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
         w.write_all(b": ")
     }
 }

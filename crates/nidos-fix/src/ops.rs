@@ -58,7 +58,12 @@ pub(crate) fn rename(map: &mut Map<String, Value>, from: &str, to: &str, as_list
 }
 
 /// Where a key of `keys` holds `from`, writes `to`.
-pub(crate) fn replace(map: &mut Map<String, Value>, keys: &[String], from: &Value, to: &Value) -> Outcome {
+pub(crate) fn replace(
+    map: &mut Map<String, Value>,
+    keys: &[String],
+    from: &Value,
+    to: &Value,
+) -> Outcome {
     let mut done = Vec::new();
     for k in keys {
         if let Some(v) = map.get_mut(k) {
@@ -71,12 +76,7 @@ pub(crate) fn replace(map: &mut Map<String, Value>, keys: &[String], from: &Valu
     if done.is_empty() {
         Outcome::Unchanged
     } else {
-        Outcome::Changed(format!(
-            "{} {} → {}",
-            done.join(", "),
-            show(from),
-            show(to)
-        ))
+        Outcome::Changed(format!("{} {} → {}", done.join(", "), show(from), show(to)))
     }
 }
 
@@ -161,7 +161,12 @@ pub(crate) fn add_version(map: &mut Map<String, Value>, key: &str, version: &str
 }
 
 /// Adds `text` to `key` of the column's entry of a table's sidecar.
-pub(crate) fn note_column(map: &mut Map<String, Value>, column: &str, key: &str, text: &str) -> Outcome {
+pub(crate) fn note_column(
+    map: &mut Map<String, Value>,
+    column: &str,
+    key: &str,
+    text: &str,
+) -> Outcome {
     let entry = map
         .entry(column.to_owned())
         .or_insert_with(|| Value::Object(Map::new()));
@@ -201,17 +206,30 @@ mod tests {
     #[test]
     fn rename_keeps_the_position_and_wraps_a_value() {
         let mut m = obj(json!({"A": 1, "BasedOn": "x.nii", "Z": 2}));
-        assert!(matches!(rename(&mut m, "BasedOn", "Sources", true), Outcome::Changed(_)));
-        assert_eq!(Value::Object(m.clone()).to_string(), r#"{"A":1,"Sources":["x.nii"],"Z":2}"#);
-        assert_eq!(rename(&mut m, "BasedOn", "Sources", true), Outcome::Unchanged);
+        assert!(matches!(
+            rename(&mut m, "BasedOn", "Sources", true),
+            Outcome::Changed(_)
+        ));
+        assert_eq!(
+            Value::Object(m.clone()).to_string(),
+            r#"{"A":1,"Sources":["x.nii"],"Z":2}"#
+        );
+        assert_eq!(
+            rename(&mut m, "BasedOn", "Sources", true),
+            Outcome::Unchanged
+        );
         let mut both = obj(json!({"BasedOn": [], "Sources": []}));
-        assert!(matches!(rename(&mut both, "BasedOn", "Sources", true), Outcome::Refused(_)));
+        assert!(matches!(
+            rename(&mut both, "BasedOn", "Sources", true),
+            Outcome::Refused(_)
+        ));
     }
 
     #[test]
     fn reformat_is_idempotent() {
         let mut m = obj(json!({"DatasetDOI": "10.1/x"}));
-        let op = |m: &mut Map<String, Value>| reformat(m, "DatasetDOI", "^(10\\..*)$", "doi:$1", "std");
+        let op =
+            |m: &mut Map<String, Value>| reformat(m, "DatasetDOI", "^(10\\..*)$", "doi:$1", "std");
         assert!(matches!(op(&mut m), Outcome::Changed(_)));
         assert_eq!(m["DatasetDOI"], "doi:10.1/x");
         assert_eq!(op(&mut m), Outcome::Unchanged);
@@ -224,7 +242,10 @@ mod tests {
     fn version_goes_after_the_name() {
         let mut m = obj(json!({"Name": "n", "Authors": []}));
         add_version(&mut m, "StdVersion", "1.11.1");
-        assert_eq!(m.keys().collect::<Vec<_>>(), ["Name", "StdVersion", "Authors"]);
+        assert_eq!(
+            m.keys().collect::<Vec<_>>(),
+            ["Name", "StdVersion", "Authors"]
+        );
         assert_eq!(add_version(&mut m, "StdVersion", "2"), Outcome::Unchanged);
     }
 
@@ -233,6 +254,9 @@ mod tests {
         let mut m = obj(json!({"age": {"Description": "Age", "Units": "year"}}));
         note_column(&mut m, "age", "Description", "Capped.");
         assert_eq!(m["age"]["Description"], "Age Capped.");
-        assert_eq!(note_column(&mut m, "age", "Description", "Capped."), Outcome::Unchanged);
+        assert_eq!(
+            note_column(&mut m, "age", "Description", "Capped."),
+            Outcome::Unchanged
+        );
     }
 }

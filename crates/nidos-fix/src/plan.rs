@@ -175,7 +175,8 @@ pub fn plan(schema: &Schema, root: &Path, opts: &Options) -> Result<Plan, FixErr
             edits.push(edit);
         }
     }
-    manual.sort_by(|a, b| (&a.code, &a.location, &a.reason).cmp(&(&b.code, &b.location, &b.reason)));
+    manual
+        .sort_by(|a, b| (&a.code, &a.location, &a.reason).cmp(&(&b.code, &b.location, &b.reason)));
     manual.dedup();
     Ok(Plan {
         root: root.to_path_buf(),
@@ -207,18 +208,13 @@ fn issue_tasks<'s>(
         FixOp::Rename { from, .. } => vec![from],
         FixOp::Replace { keys, .. } => keys.iter().map(String::as_str).collect(),
         FixOp::ReplaceCell {
-            column, note: Some((key, text)), ..
+            column,
+            note: Some((key, text)),
+            ..
         } => {
             tasks.push(task(location.clone(), Edit::Op(&fix.op)));
             match sidecar_of_table(&location) {
-                Some(sidecar) => tasks.push(task(
-                    sidecar,
-                    Edit::Note {
-                        column,
-                        key,
-                        text,
-                    },
-                )),
+                Some(sidecar) => tasks.push(task(sidecar, Edit::Note { column, key, text })),
                 None => manual.push(Manual {
                     code: issue.code.to_string(),
                     location: location.clone(),
@@ -266,10 +262,7 @@ fn sidecar_of_table(path: &str) -> Option<String> {
 /// Why a dataset path may not be written, if it may not.
 pub(crate) fn unsafe_target(root: &Path, path: &str) -> Result<PathBuf, String> {
     let rel = Path::new(path.trim_start_matches('/'));
-    if rel
-        .components()
-        .any(|c| !matches!(c, Component::Normal(_)))
-    {
+    if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
         return Err("not a plain path inside the dataset".into());
     }
     if !(path.ends_with(".json") || path.ends_with(".tsv")) {
@@ -343,7 +336,9 @@ fn run_file(
     let mut changes = Vec::new();
     for t in tasks {
         let outcome = match (&t.edit, before.is_some()) {
-            (Edit::Note { .. }, _) | (_, true) => run_task(schema, t, &mut bytes, opts, before.is_none()),
+            (Edit::Note { .. }, _) | (_, true) => {
+                run_task(schema, t, &mut bytes, opts, before.is_none())
+            }
             (Edit::Op(_), false) => Outcome::Refused("the file does not exist".into()),
         };
         match outcome {
@@ -368,25 +363,33 @@ fn run_file(
 }
 
 /// Applies one task to a file's content.
-fn run_task(schema: &Schema, t: &Task<'_>, bytes: &mut Vec<u8>, opts: &Options, new: bool) -> Outcome {
-    let json = |bytes: &mut Vec<u8>, edit: &dyn Fn(&mut serde_json::Map<String, serde_json::Value>) -> Outcome| {
-        let mut doc = if new && bytes.is_empty() {
-            JsonDoc::empty()
-        } else {
-            match JsonDoc::parse(bytes) {
-                Ok(d) => d,
-                Err(why) => return Outcome::Refused(why),
+fn run_task(
+    schema: &Schema,
+    t: &Task<'_>,
+    bytes: &mut Vec<u8>,
+    opts: &Options,
+    new: bool,
+) -> Outcome {
+    let json =
+        |bytes: &mut Vec<u8>,
+         edit: &dyn Fn(&mut serde_json::Map<String, serde_json::Value>) -> Outcome| {
+            let mut doc = if new && bytes.is_empty() {
+                JsonDoc::empty()
+            } else {
+                match JsonDoc::parse(bytes) {
+                    Ok(d) => d,
+                    Err(why) => return Outcome::Refused(why),
+                }
+            };
+            let outcome = edit(&mut doc.map);
+            if let Outcome::Changed(_) = outcome {
+                match doc.render() {
+                    Ok(text) => *bytes = text,
+                    Err(e) => return Outcome::Refused(format!("cannot write the JSON: {e}")),
+                }
             }
+            outcome
         };
-        let outcome = edit(&mut doc.map);
-        if let Outcome::Changed(_) = outcome {
-            match doc.render() {
-                Ok(text) => *bytes = text,
-                Err(e) => return Outcome::Refused(format!("cannot write the JSON: {e}")),
-            }
-        }
-        outcome
-    };
     let op = match &t.edit {
         Edit::Note { column, key, text } => {
             return json(bytes, &|m| ops::note_column(m, column, key, text))
@@ -401,25 +404,32 @@ fn run_task(schema: &Schema, t: &Task<'_>, bytes: &mut Vec<u8>, opts: &Options, 
             ops::reformat(m, key, pattern, to, &schema.brand.uri_scheme)
         }),
         FixOp::AddVersion => {
-            let version = opts.version.clone().unwrap_or_else(|| schema.version.clone());
-            json(bytes, &|m| ops::add_version(m, &schema.brand.version_key, &version))
+            let version = opts
+                .version
+                .clone()
+                .unwrap_or_else(|| schema.version.clone());
+            json(bytes, &|m| {
+                ops::add_version(m, &schema.brand.version_key, &version)
+            })
         }
-        FixOp::ReplaceCell { column, from, to, .. } => {
-            match text_edit::replace_cells(bytes, column, from, to) {
-                Ok(Some((out, n))) => {
-                    *bytes = out;
-                    Outcome::Changed(format!("{column}: {n} cell(s) {from:?} → {to:?}"))
-                }
-                Ok(None) => Outcome::Unchanged,
-                Err(why) => Outcome::Refused(why),
+        FixOp::ReplaceCell {
+            column, from, to, ..
+        } => match text_edit::replace_cells(bytes, column, from, to) {
+            Ok(Some((out, n))) => {
+                *bytes = out;
+                Outcome::Changed(format!("{column}: {n} cell(s) {from:?} → {to:?}"))
             }
-        }
+            Ok(None) => Outcome::Unchanged,
+            Err(why) => Outcome::Refused(why),
+        },
         FixOp::RemoveBom => match text_edit::remove_bom(bytes) {
             Some(out) => {
                 *bytes = out;
                 Outcome::Changed("removed the byte-order mark".into())
             }
-            None if t.reported => Outcome::Refused("the encoding problem is not a byte-order mark".into()),
+            None if t.reported => {
+                Outcome::Refused("the encoding problem is not a byte-order mark".into())
+            }
             None => Outcome::Unchanged,
         },
         FixOp::NormalizeLines => match text_edit::normalize_lines(bytes) {

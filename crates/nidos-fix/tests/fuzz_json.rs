@@ -68,7 +68,9 @@ fn render(map: &Map<String, Value>, layout: u8, damage: u8) -> Vec<u8> {
     let mut text = match layout % 4 {
         0 => serde_json::to_string_pretty(&v).unwrap(),
         1 => serde_json::to_string(&v).unwrap(),
-        2 => serde_json::to_string_pretty(&v).unwrap().replace('\n', "\r\n"),
+        2 => serde_json::to_string_pretty(&v)
+            .unwrap()
+            .replace('\n', "\r\n"),
         _ => {
             let mut buf = Vec::new();
             let f = serde_json::ser::PrettyFormatter::with_indent(b"\t");
@@ -126,11 +128,18 @@ fn check(name: &str, before: &[u8], after: &[u8]) -> Result<(), TestCaseError> {
     let Some(old) = parse(before) else {
         // Invalid JSON is never rewritten (a byte-order mark may go).
         let stripped = before.strip_prefix("\u{feff}".as_bytes()).unwrap_or(before);
-        prop_assert!(after == before || after == stripped, "{name}: invalid JSON was rewritten");
+        prop_assert!(
+            after == before || after == stripped,
+            "{name}: invalid JSON was rewritten"
+        );
         return Ok(());
     };
     let new = parse(after);
-    prop_assert!(new.is_some(), "{name}: the fixed file is not valid JSON: {}", String::from_utf8_lossy(after));
+    prop_assert!(
+        new.is_some(),
+        "{name}: the fixed file is not valid JSON: {}",
+        String::from_utf8_lossy(after)
+    );
     let new = new.unwrap();
     for (k, v) in &old {
         let renamed = k == "BasedOn" && !old.contains_key("Sources") && new.contains_key("Sources");
@@ -143,12 +152,17 @@ fn check(name: &str, before: &[u8], after: &[u8]) -> Result<(), TestCaseError> {
             prop_assert_eq!(new.get(k), Some(v), "{}: changed the value of {}", name, k);
         }
     }
-    let was_renamed = old.contains_key("BasedOn")
-        && !old.contains_key("Sources")
-        && !new.contains_key("BasedOn");
+    let was_renamed =
+        old.contains_key("BasedOn") && !old.contains_key("Sources") && !new.contains_key("BasedOn");
     let keys_old: Vec<&str> = old
         .keys()
-        .map(|k| if was_renamed && k == "BasedOn" { "Sources" } else { k.as_str() })
+        .map(|k| {
+            if was_renamed && k == "BasedOn" {
+                "Sources"
+            } else {
+                k.as_str()
+            }
+        })
         .collect();
     let keys_new: Vec<&str> = new.keys().map(String::as_str).collect();
     prop_assert_eq!(keys_old, keys_new, "{}: key order changed", name);

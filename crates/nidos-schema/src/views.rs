@@ -389,7 +389,10 @@ impl Builder {
             "rename" => FixOp::Rename {
                 from: text(self, "from")?,
                 to: text(self, "to")?,
-                as_list: args.get("as_list").and_then(Value::as_bool).unwrap_or(false),
+                as_list: args
+                    .get("as_list")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
             },
             "replace" => {
                 let keys = self.str_list(args.get("keys"), &format!("{at}.keys"));

@@ -18,7 +18,7 @@ pub mod report;
 mod selectors;
 
 pub use config::Config;
-pub use fixable::FixIndex;
 pub use engine::{Engine, Options, Progress, Timer};
+pub use fixable::FixIndex;
 pub use issue::{Issue, Severity, Sym};
 pub use report::{Report, ReportJson, Summary};
