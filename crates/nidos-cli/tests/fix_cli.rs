@@ -3,7 +3,8 @@
 //! print. For each case, on a copy of the dataset:
 //!
 //! 1. `nidos validate` reports the issue (`code`, at `location`, with `subCode` when
-//!    given), unless `"reported": false` (a fix that finds its problem itself);
+//!    given), marked `fixable` (not with `"fixable": false`, a suggestion only), unless
+//!    `"reported": false` (a fix that finds its problem itself);
 //! 2. `nidos fix` prints exactly `expected.diff` and writes nothing; when `manual` is
 //!    given, standard error lists it under what needs a person;
 //! 3. `nidos fix --apply` succeeds, changes only JSON and TSV files (data files and
@@ -78,8 +79,8 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-/// Whether `nidos validate` reports the case's issue.
-fn reports(dir: &Path, case: &Value, args: &[String]) -> bool {
+/// The case's issue as `nidos validate` reports it, if it does.
+fn reported_issue(dir: &Path, case: &Value, args: &[String]) -> Option<Value> {
     let mut a = vec!["validate", "--format", "json"];
     a.extend(args.iter().map(String::as_str));
     let out = nidos(&a, dir);
@@ -98,11 +99,16 @@ fn reports(dir: &Path, case: &Value, args: &[String]) -> bool {
         .as_array()
         .unwrap()
         .iter()
-        .any(|i| {
+        .find(|i| {
             str_of(i, "code") == code
                 && (location.is_empty() || str_of(i, "location") == location)
                 && (sub.is_empty() || str_of(i, "subCode") == sub)
         })
+        .cloned()
+}
+
+fn reports(dir: &Path, case: &Value, args: &[String]) -> bool {
+    reported_issue(dir, case, args).is_some()
 }
 
 fn is_metadata(path: &str) -> bool {
@@ -139,8 +145,24 @@ fn check_case(case_dir: &Path) -> Vec<String> {
         .get("unchanged")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    if reported && !reports(&ds, &case, &args) {
-        problems.push(format!("{name}: the dataset does not raise the issue"));
+    if reported {
+        // The report marks the issue fixable unless its fix is a suggestion only.
+        let fixable = case.get("fixable").and_then(Value::as_bool).unwrap_or(true);
+        match reported_issue(&ds, &case, &args) {
+            None => problems.push(format!("{name}: the dataset does not raise the issue")),
+            Some(issue) => {
+                if issue
+                    .get("fixable")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false)
+                    != fixable
+                {
+                    problems.push(format!(
+                        "{name}: the issue is not marked fixable: {fixable}"
+                    ));
+                }
+            }
+        }
     }
 
     // Dry run: the diff, nothing written.

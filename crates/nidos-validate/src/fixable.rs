@@ -13,8 +13,8 @@ use crate::issue::Issue;
 pub struct FixIndex {
     /// Check rule id → fix.
     by_rule: HashMap<String, Fix>,
-    /// (field rule id, field name) → fix; the issue's sub-code names the field.
-    by_field: HashMap<(String, String), Fix>,
+    /// Field rule id → field name → fix; the issue's sub-code names the field.
+    by_field: HashMap<String, HashMap<String, Fix>>,
     /// Issue code → fix of an error rule (issues the engine raises itself).
     by_code: HashMap<String, Fix>,
 }
@@ -32,7 +32,9 @@ impl FixIndex {
                 if let Some(f) = &req.fix {
                     index
                         .by_field
-                        .insert((rule.id.clone(), name.clone()), f.clone());
+                        .entry(rule.id.clone())
+                        .or_default()
+                        .insert(name.clone(), f.clone());
                 }
             }
         }
@@ -54,11 +56,12 @@ impl FixIndex {
             if let Some(f) = self.by_rule.get(rule.as_str()) {
                 return Some(f);
             }
-            if !issue.sub_code.is_empty() {
-                let key = (rule.as_str().to_owned(), issue.sub_code.as_str().to_owned());
-                if let Some(f) = self.by_field.get(&key) {
-                    return Some(f);
-                }
+            let field = self
+                .by_field
+                .get(rule.as_str())
+                .and_then(|fields| fields.get(issue.sub_code.as_str()));
+            if field.is_some() {
+                return field;
             }
         }
         self.by_code.get(issue.code.as_str())
