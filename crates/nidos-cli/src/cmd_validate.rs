@@ -413,13 +413,18 @@ pub fn write_text(
             };
             writeln!(
                 out,
-                "\n  {} ({} {})",
+                "\n  {} ({} {}){}",
                 paint.wrap(code, &head),
                 issues.len(),
                 if issues.len() == 1 {
                     "location"
                 } else {
                     "locations"
+                },
+                if issues.iter().any(|i| i.fixable) {
+                    "  [fixable]"
+                } else {
+                    ""
                 }
             )?;
             if let Some(msg) = report.code_messages.get(*c).filter(|m| !m.is_empty()) {
@@ -472,6 +477,14 @@ pub fn write_text(
         s.dataset_version.as_deref().unwrap_or("(not declared)"),
         s.schema_version
     )?;
+    let fixable = report.issues.iter().filter(|i| i.fixable).count();
+    if fixable > 0 {
+        writeln!(
+            out,
+            "  {} can be repaired automatically: see `nidos fix`",
+            plural(fixable, "issue")
+        )?;
+    }
     let verdict = if errors == 0 {
         paint.wrap(
             "1;32",

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod cmd_context;
 mod cmd_entities;
 mod cmd_eval;
+mod cmd_fix;
 mod cmd_init;
 mod cmd_ls;
 mod cmd_path;
@@ -48,6 +49,8 @@ enum Command {
     Path(cmd_path::Args),
     /// Create a minimal valid dataset.
     Init(cmd_init::Args),
+    /// Show (or with --apply, write) the schema's fixes for a dataset's issues.
+    Fix(cmd_fix::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Command::Entities(a) => cmd_entities::run(a),
         Command::Path(a) => cmd_path::run(a),
         Command::Init(a) => cmd_init::run(a),
+        Command::Fix(a) => cmd_fix::run(a),
     };
     match result {
         Ok(code) => code,

@@ -124,7 +124,13 @@ const FILE_RULE_KEYS: &[&str] = &[
     "stem",
 ];
 const FIELD_RULE_KEYS: &[&str] = &["selectors", "fields"];
-const FIELD_KEYS: &[&str] = &["level", "level_addendum", "description_addendum", "issue"];
+const FIELD_KEYS: &[&str] = &[
+    "level",
+    "level_addendum",
+    "description_addendum",
+    "issue",
+    "fix",
+];
 const ISSUE_KEYS: &[&str] = &["code", "message", "level"];
 const TABULAR_KEYS: &[&str] = &[
     "selectors",
@@ -139,8 +145,8 @@ const COLUMN_KEYS: &[&str] = &[
     "description_addendum",
     "definition",
 ];
-const CHECK_KEYS: &[&str] = &["selectors", "checks", "issue"];
-const ERROR_KEYS: &[&str] = &["code", "message", "level", "selectors"];
+const CHECK_KEYS: &[&str] = &["selectors", "checks", "issue", "fix"];
+const ERROR_KEYS: &[&str] = &["code", "message", "level", "selectors", "fix"];
 const DIRECTORY_KEYS: &[&str] = &["name", "value", "entity", "level", "opaque", "subdirs"];
 const ASSOCIATION_KEYS: &[&str] = &["selectors", "target", "inherit", "reverse"];
 const TARGET_KEYS: &[&str] = &["suffix", "extension", "entities"];

@@ -276,6 +276,8 @@ pub struct FieldReq {
     pub level_addendum: Option<String>,
     pub description_addendum: Option<String>,
     pub issue: Option<IssueSpec>,
+    /// How to repair the issue this field raises, if it can be.
+    pub fix: Option<Fix>,
 }
 
 /// A sidecar rule (`rules.sidecars.<group>.<name>`) or JSON-file rule
@@ -323,6 +325,8 @@ pub struct CheckRule {
     /// The issue to raise; `None` only in old upstream schemas (1.8.0) whose checks
     /// carry no issue (a validator falls back to a generic code).
     pub issue: Option<IssueSpec>,
+    /// How to repair the issue, if it can be.
+    pub fix: Option<Fix>,
 }
 
 /// A built-in error definition (`rules.errors.<Name>`).
@@ -334,6 +338,8 @@ pub struct ErrorRule {
     pub message: String,
     pub level: Severity,
     pub selectors: Vec<Expression>,
+    /// How to repair the issue, if it can be.
+    pub fix: Option<Fix>,
 }
 
 /// A directory-layout entry (`rules.directories.<layout>.<key>`).
@@ -370,4 +376,90 @@ pub struct Association {
     pub selectors: Vec<Expression>,
     pub target: AssociationTarget,
     pub inherit: bool,
+}
+
+/// A declarative repair of the issue a rule raises (`fix:` beside the rule's `issue`).
+///
+/// Fixes are data like the rules: a small set of edit kinds that a fixer applies to the
+/// JSON or TSV text of a dataset. `None`-like outcomes (nothing to change) are decided by
+/// the edit itself, so applying a fix twice changes nothing the second time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fix {
+    /// The schema path of the rule that declares it (with `.fields.<key>` for a field).
+    pub id: String,
+    pub op: FixOp,
+    /// What to tell the user when the edit cannot be made automatically (or, for
+    /// [`FixOp::Suggest`], always).
+    pub suggestion: Option<String>,
+}
+
+/// One kind of edit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FixOp {
+    /// `set: {key, value}`: give a JSON key this value.
+    Set { key: String, value: Value },
+    /// `rename: {from, to, as_list}`: rename a JSON key in place (refused when `to`
+    /// exists); with `as_list: true` a single value becomes a one-element list.
+    Rename {
+        from: String,
+        to: String,
+        as_list: bool,
+    },
+    /// `replace: {keys, from, to}`: where one of `keys` holds `from`, write `to`.
+    Replace {
+        keys: Vec<String>,
+        from: Value,
+        to: Value,
+    },
+    /// `reformat: {key, match, to}`: a string value that matches the ECMAScript
+    /// pattern `match` becomes `to`, where `$1`…`$9` stand for the pattern's groups and
+    /// `{scheme}` for the brand's URI scheme.
+    Reformat {
+        key: String,
+        pattern: String,
+        to: String,
+    },
+    /// `replace_cell: {column, from, to, note}`: TSV cells of `column` equal to `from`
+    /// become `to`; `note: {key, text}` adds `text` to that key of the column's entry in
+    /// the table's JSON sidecar (created when absent).
+    ReplaceCell {
+        column: String,
+        from: String,
+        to: String,
+        note: Option<(String, String)>,
+    },
+    /// `remove_bom`: drop a UTF-8 byte-order mark at the start of the file.
+    RemoveBom,
+    /// `normalize_lines`: CRLF (or lone CR) line ends become LF, empty lines at the end
+    /// of the file are dropped, and the last line ends with LF.
+    NormalizeLines,
+    /// `add_version`: add the brand's version key to `dataset_description.json`, with
+    /// the version the user names (else the schema's).
+    AddVersion,
+    /// `suggest: text`: no automatic edit; the text says what a person should do.
+    Suggest,
+}
+
+impl FixOp {
+    /// The edit's name as written in the schema.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FixOp::Set { .. } => "set",
+            FixOp::Rename { .. } => "rename",
+            FixOp::Replace { .. } => "replace",
+            FixOp::Reformat { .. } => "reformat",
+            FixOp::ReplaceCell { .. } => "replace_cell",
+            FixOp::RemoveBom => "remove_bom",
+            FixOp::NormalizeLines => "normalize_lines",
+            FixOp::AddVersion => "add_version",
+            FixOp::Suggest => "suggest",
+        }
+    }
+
+    /// Edits that inspect a file's bytes for the problem themselves, so a fixer may
+    /// run them on every file the rule selects, reported or not.
+    pub fn scans_content(&self) -> bool {
+        matches!(self, FixOp::RemoveBom | FixOp::NormalizeLines)
+    }
 }

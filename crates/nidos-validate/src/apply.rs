@@ -270,6 +270,7 @@ pub(crate) fn apply_fields(
                     location: facts.location.clone(),
                     rule: Some(texts.rule.clone()),
                     extra: None,
+                    fixable: false,
                     rank: 0,
                 });
             }

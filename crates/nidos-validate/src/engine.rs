@@ -73,6 +73,8 @@ pub struct Engine<'s> {
     citation: Result<crate::cff::CffRules, String>,
     /// Anchored column-value patterns, compiled once per distinct body.
     anchored: std::sync::RwLock<HashMap<String, Option<std::sync::Arc<regress::Regex>>>>,
+    /// The schema's fixes, to mark reported issues `fixable`.
+    fixes: crate::FixIndex,
 }
 
 impl FormatCheck for Engine<'_> {
@@ -139,6 +141,7 @@ impl<'s> Engine<'s> {
             tabular_index,
             citation: crate::cff::CffRules::for_schema(&schema.raw),
             anchored: Default::default(),
+            fixes: crate::FixIndex::new(schema),
         }
     }
 
@@ -263,6 +266,7 @@ impl<'s> Engine<'s> {
         // sorted run in linear time.
         issues.par_sort_unstable_by(Issue::sort_key_cmp);
         normalize(&mut issues);
+        self.fixes.mark(&mut issues);
         if timer.on {
             let own: usize = issues
                 .iter()

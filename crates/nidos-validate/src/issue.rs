@@ -231,6 +231,9 @@ pub struct Issue {
     pub rule: Option<Sym>,
     /// Message, line and affected files, when the issue has any of them.
     pub extra: Option<Box<IssueExtra>>,
+    /// The rule that raised it declares an automatic fix (`nidos fix` can repair it).
+    /// Follows from the rule and code, so it takes no part in equality or order.
+    pub fixable: bool,
     /// When `location` is the path of a dataset's file: that file's position in path
     /// order, plus one (0: not known). Two issues that both have one order by it as by
     /// their paths, without comparing the texts (report sorting).
@@ -271,6 +274,12 @@ struct IssueRepr<S, M, A> {
     line: Option<usize>,
     #[serde(default, skip_serializing_if = "is_empty_list")]
     affects: A,
+    #[serde(default, skip_serializing_if = "is_false")]
+    fixable: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_empty_list<A: AsRef<[String]>>(a: &A) -> bool {
@@ -288,6 +297,7 @@ impl Serialize for Issue {
             rule: self.rule.as_ref(),
             line: self.line_number(),
             affects: self.affects(),
+            fixable: self.fixable,
         }
         .serialize(s)
     }
@@ -299,6 +309,7 @@ impl<'de> Deserialize<'de> for Issue {
         let mut issue = Issue::new(&r.code, r.severity, r.location);
         issue.sub_code = r.sub_code;
         issue.rule = r.rule;
+        issue.fixable = r.fixable;
         if let Some(m) = r.issue_message {
             issue = issue.message(m);
         }
@@ -337,6 +348,7 @@ impl Issue {
             location: location.into(),
             rule: None,
             extra: None,
+            fixable: false,
             rank: 0,
         }
     }

@@ -12,6 +12,7 @@ mod cff;
 pub mod config;
 mod engine;
 mod filenames;
+pub mod fixable;
 pub mod issue;
 pub mod jsonschema;
 pub mod pinning;
@@ -20,5 +21,6 @@ mod selectors;
 
 pub use config::Config;
 pub use engine::{Engine, Options, Progress, Timer};
+pub use fixable::FixIndex;
 pub use issue::{Issue, Severity, Sym};
 pub use report::{Report, ReportJson, Summary};

@@ -1,0 +1,55 @@
+//! `nidos fix`: applies the repairs the schema declares next to its issues (`fix:` on a
+//! check, an error or a field requirement), the way code linters apply their fixes.
+//!
+//! ```ignore
+//! let schema = nidos_schema::load_path("schema".as_ref())?;
+//! let plan = nidos_fix::plan(&schema, "ds".as_ref(), &nidos_fix::Options::default())?;
+//! for edit in &plan.edits {
+//!     print!("{}", nidos_fix::unified_diff(edit));
+//! }
+//! nidos_fix::apply(&plan)?; // atomic per file; nothing is written if any target is read-only
+//! ```
+//!
+//! Invariants: only JSON and TSV files are ever written (never a data file); a symbolic
+//! link, or a file reached through one, is never written (it is reported instead); JSON
+//! keeps its key order, every key the fix does not mean to change, and the file's
+//! layout; every edit is idempotent, so a second run plans nothing.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod apply;
+mod diff;
+mod json_edit;
+mod ops;
+mod plan;
+mod text_edit;
+
+use std::path::PathBuf;
+
+pub use apply::apply;
+pub use diff::unified_diff;
+pub use plan::{plan, Change, FileEdit, Manual, Options, Plan};
+
+/// Why planning or applying failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FixError {
+    #[error(transparent)]
+    Dataset(#[from] nidos_dataset::DatasetError),
+    #[error("version {version} is not one the schema knows ({known})")]
+    Version { version: String, known: String },
+    #[error("{0} is read-only: nothing was written")]
+    ReadOnly(PathBuf),
+    #[error("{0} changed since the fixes were planned: nothing was written")]
+    ChangedMeanwhile(PathBuf),
+    #[error("{path} may not be written ({why}): nothing was written")]
+    Unsafe { path: String, why: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("writing failed after {} file(s) were written: {source}", written.len())]
+    Write {
+        written: Vec<String>,
+        source: nidos_dataset::write::WriteError,
+    },
+}

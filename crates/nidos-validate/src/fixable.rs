@@ -1,0 +1,91 @@
+//! Which reported issues have a fix in the schema (`fix:` beside a check, an error or a
+//! field requirement), so reports can mark them `fixable` and `nidos fix` can find the
+//! edit for each one.
+
+use std::collections::HashMap;
+
+use nidos_schema::{Fix, FixOp, Schema};
+
+use crate::issue::Issue;
+
+/// The schema's fixes, looked up by the rule that raised an issue.
+#[derive(Clone, Debug, Default)]
+pub struct FixIndex {
+    /// Check rule id → fix.
+    by_rule: HashMap<String, Fix>,
+    /// Field rule id → field name → fix; the issue's sub-code names the field.
+    by_field: HashMap<String, HashMap<String, Fix>>,
+    /// Issue code → fix of an error rule (issues the engine raises itself).
+    by_code: HashMap<String, Fix>,
+}
+
+impl FixIndex {
+    pub fn new(schema: &Schema) -> FixIndex {
+        let mut index = FixIndex::default();
+        for check in &schema.checks {
+            if let Some(f) = &check.fix {
+                index.by_rule.insert(check.id.clone(), f.clone());
+            }
+        }
+        for rule in schema.json_rules.iter().chain(&schema.sidecar_rules) {
+            for (name, req) in &rule.fields {
+                if let Some(f) = &req.fix {
+                    index
+                        .by_field
+                        .entry(rule.id.clone())
+                        .or_default()
+                        .insert(name.clone(), f.clone());
+                }
+            }
+        }
+        for rule in &schema.errors {
+            if let Some(f) = &rule.fix {
+                index.by_code.insert(rule.code.clone(), f.clone());
+            }
+        }
+        index
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_rule.is_empty() && self.by_field.is_empty() && self.by_code.is_empty()
+    }
+
+    /// The fix of the rule that raised `issue`, if it declares one.
+    pub fn fix_for(&self, issue: &Issue) -> Option<&Fix> {
+        if let Some(rule) = &issue.rule {
+            if let Some(f) = self.by_rule.get(rule.as_str()) {
+                return Some(f);
+            }
+            let field = self
+                .by_field
+                .get(rule.as_str())
+                .and_then(|fields| fields.get(issue.sub_code.as_str()));
+            if field.is_some() {
+                return field;
+            }
+        }
+        self.by_code.get(issue.code.as_str())
+    }
+
+    /// Error-rule fixes that inspect file content themselves (see
+    /// [`FixOp::scans_content`]), with the code they resolve.
+    pub fn content_scans(&self) -> impl Iterator<Item = (&str, &Fix)> {
+        self.by_code
+            .iter()
+            .filter(|(_, f)| f.op.scans_content())
+            .map(|(c, f)| (c.as_str(), f))
+    }
+
+    /// Sets [`Issue::fixable`] on every issue whose rule has an automatic fix (a
+    /// suggestion alone does not count).
+    pub fn mark(&self, issues: &mut [Issue]) {
+        if self.is_empty() {
+            return;
+        }
+        for issue in issues {
+            issue.fixable = self
+                .fix_for(issue)
+                .is_some_and(|f| !matches!(f.op, FixOp::Suggest));
+        }
+    }
+}
