@@ -3,8 +3,11 @@
 //! - `cargo xtask conformance [--min-f1 X] [--min-mutations X] [--only NAME]`: validates every
 //!   example of `../shared/conformance` with the upstream schema and compares the issue sets
 //!   with the reference reports; applies every mutation; writes `docs/conformance.md`.
+//! - `cargo xtask schema-coverage --against COMPILED.json [--out docs/schema-coverage.md]`:
+//!   what the bundled tree lacks against a compiled upstream schema (see `coverage.rs`).
 
 mod bench;
+mod coverage;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -18,8 +21,10 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("schema-coverage") => coverage::run(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask conformance [--std] [--min-f1 X] [--min-mutations X] [--only NAME]"
+            "usage: cargo xtask conformance [--std] [--min-f1 X] [--min-mutations X] [--only NAME]\n       \
+             cargo xtask schema-coverage --against COMPILED.json [--out FILE]"
         ),
     }
 }
