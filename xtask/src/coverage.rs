@@ -40,8 +40,9 @@ const RULE_MARKERS: &[&str] = &[
     "target",
 ];
 
-/// Keys of a definition that are documentation, not facts.
-const DOC_KEYS: &[&str] = &["description", "display_name"];
+/// Keys of a definition that are documentation, not facts (the last two inside a column's
+/// sidecar-style `definition`).
+const DOC_KEYS: &[&str] = &["description", "display_name", "LongName", "Description"];
 
 /// The brand tokens of one schema.
 #[derive(Clone, Debug)]
@@ -136,7 +137,11 @@ fn facts(v: &Value) -> Value {
             m.iter()
                 .filter(|(k, _)| !DOC_KEYS.contains(&k.as_str()))
                 .map(|(k, x)| {
-                    if k == "enum" {
+                    if k == "Levels" {
+                        // Level names are facts; what each level means is documentation.
+                        let names = x.as_object().into_iter().flatten();
+                        (k.clone(), names.map(|(n, _)| (n.clone(), Value::Null)).collect())
+                    } else if k == "enum" {
                         let mut items: Vec<Value> = x
                             .as_array()
                             .cloned()
@@ -154,6 +159,19 @@ fn facts(v: &Value) -> Value {
         Value::Array(a) => Value::Array(a.iter().map(facts).collect()),
         other => other.clone(),
     }
+}
+
+/// A definition with its `name` written out (a tree may leave out a name equal to the key
+/// without its `__` qualifier).
+fn named(key: &str, def: &Value) -> Value {
+    let mut def = def.clone();
+    if let Some(m) = def.as_object_mut() {
+        let base = key.split("__").next().unwrap_or(key);
+        if !m.contains_key("name") && (m.contains_key("type") || m.contains_key("anyOf")) {
+            m.insert("name".into(), Value::String(base.into()));
+        }
+    }
+    def
 }
 
 /// Every issue code the rules raise (`code` values anywhere under `rules`).
@@ -214,7 +232,7 @@ fn compare_objects(up: &Value, ours: &Value, cov: &mut Coverage) {
                     note: String::new(),
                 });
             }
-            if facts(def) != facts(our_def) {
+            if facts(&named(key, def)) != facts(&named(key, our_def)) {
                 cov.differs.push(format!("{name}.{key}"));
             }
         }
