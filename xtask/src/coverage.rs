@@ -49,6 +49,8 @@ const DOC_KEYS: &[&str] = &["description", "display_name", "LongName", "Descript
 pub struct Tokens {
     version_key: String,
     uri_prefix: String,
+    /// The format of that brand's URIs (`<scheme>_uri`).
+    uri_format: String,
     ignore_file: String,
 }
 
@@ -57,6 +59,7 @@ impl From<&Brand> for Tokens {
         Tokens {
             version_key: b.version_key.clone(),
             uri_prefix: format!("{}:", b.uri_scheme),
+            uri_format: format!("{}_uri", b.uri_scheme),
             ignore_file: b.ignore_file.clone(),
         }
     }
@@ -66,6 +69,7 @@ impl From<&Brand> for Tokens {
 fn rebrand(s: &str, up: &Tokens, ours: &Tokens) -> String {
     s.replace(&up.version_key, &ours.version_key)
         .replace(&up.uri_prefix, &ours.uri_prefix)
+        .replace(&up.uri_format, &ours.uri_format)
         .replace(&up.ignore_file, &ours.ignore_file)
 }
 
@@ -130,12 +134,15 @@ fn enum_values(v: &Value, out: &mut BTreeSet<String>) {
     }
 }
 
-/// A definition without its documentation keys, with enum lists sorted, for comparing facts.
+/// A definition without its documentation keys (and the `name` of nested properties,
+/// which some trees repeat and others leave out), with enum lists sorted, for comparing
+/// facts.
 fn facts(v: &Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
             m.iter()
                 .filter(|(k, _)| !DOC_KEYS.contains(&k.as_str()))
+                .filter(|(k, _)| k.as_str() != "name")
                 .map(|(k, x)| {
                     if k == "Levels" {
                         // Level names are facts; what each level means is documentation.
@@ -161,17 +168,11 @@ fn facts(v: &Value) -> Value {
     }
 }
 
-/// A definition with its `name` written out (a tree may leave out a name equal to the key
-/// without its `__` qualifier).
-fn named(key: &str, def: &Value) -> Value {
-    let mut def = def.clone();
-    if let Some(m) = def.as_object_mut() {
-        let base = key.split("__").next().unwrap_or(key);
-        if !m.contains_key("name") && (m.contains_key("type") || m.contains_key("anyOf")) {
-            m.insert("name".into(), Value::String(base.into()));
-        }
-    }
-    def
+/// The name a definition gives in data: its `name`, else its key without a `__` qualifier.
+fn real_name<'a>(key: &'a str, def: &'a Value) -> &'a str {
+    def.get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| key.split("__").next().unwrap_or(key))
 }
 
 /// Every issue code the rules raise (`code` values anywhere under `rules`).
@@ -232,7 +233,7 @@ fn compare_objects(up: &Value, ours: &Value, cov: &mut Coverage) {
                     note: String::new(),
                 });
             }
-            if facts(&named(key, def)) != facts(&named(key, our_def)) {
+            if facts(def) != facts(our_def) || real_name(key, def) != real_name(key, our_def) {
                 cov.differs.push(format!("{name}.{key}"));
             }
         }
@@ -540,10 +541,12 @@ mod tests {
                 "brand tokens are equivalent",
                 json!({"objects": {"metadata": {
                     "UpVersion": {"type": "string"},
-                    "U": {"type": "string", "enum": ["up:x", ".upignore"]}}}}),
+                    "U": {"type": "string", "enum": ["up:x", ".upignore"]},
+                    "F": {"type": "string", "format": "up_uri"}}}}),
                 json!({"objects": {"metadata": {
                     "OurVersion": {"type": "string"},
-                    "U": {"type": "string", "enum": ["our:x", ".ourignore"]}}}}),
+                    "U": {"type": "string", "enum": ["our:x", ".ourignore"]},
+                    "F": {"type": "string", "format": "our_uri"}}}}),
                 vec![],
             ),
             (
