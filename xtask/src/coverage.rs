@@ -1,5 +1,5 @@
 //! `cargo xtask schema-coverage --against COMPILED.json [--out FILE] [--explained FILE]
-//! [--fail-unexplained]`: what the bundled rule tree lacks against a compiled upstream
+//! [--fail-unexplained [SECTION-PREFIX]]`: what the bundled rule tree lacks against a compiled upstream
 //! schema, by name.
 //!
 //! Compared: every `objects.*` section (a definition is present when its key, with brand
@@ -147,7 +147,10 @@ fn facts(v: &Value) -> Value {
                     if k == "Levels" {
                         // Level names are facts; what each level means is documentation.
                         let names = x.as_object().into_iter().flatten();
-                        (k.clone(), names.map(|(n, _)| (n.clone(), Value::Null)).collect())
+                        (
+                            k.clone(),
+                            names.map(|(n, _)| (n.clone(), Value::Null)).collect(),
+                        )
                     } else if k == "enum" {
                         let mut items: Vec<Value> = x
                             .as_array()
@@ -339,16 +342,23 @@ pub fn compare(up: &Value, ours: &Value, up_brand: &Brand, our_brand: &Brand) ->
     cov
 }
 
-/// The explanation of a gap: an exact id, else the longest `prefix*` entry that matches.
+/// The explanation of a gap: an exact id, else the longest `prefix*` or `*suffix` entry
+/// that matches.
 pub fn explain<'a>(explained: &'a BTreeMap<String, String>, id: &str) -> Option<&'a str> {
     if let Some(e) = explained.get(id) {
         return Some(e);
     }
     explained
         .iter()
-        .filter_map(|(k, v)| k.strip_suffix('*').map(|p| (p, v)))
-        .filter(|(p, _)| id.starts_with(p))
-        .max_by_key(|(p, _)| p.len())
+        .filter_map(|(k, v)| {
+            let hit = match (k.strip_suffix('*'), k.strip_prefix('*')) {
+                (Some(p), _) => id.starts_with(p).then_some(p.len()),
+                (None, Some(sfx)) => id.ends_with(sfx).then_some(sfx.len()),
+                _ => None,
+            };
+            hit.map(|len| (len, v))
+        })
+        .max_by_key(|(len, _)| *len)
         .map(|(_, v)| v.as_str())
 }
 
@@ -427,7 +437,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let Some(against) = flag(args, "--against") else {
         bail!(
             "usage: cargo xtask schema-coverage --against COMPILED.json [--out FILE] \
-             [--explained FILE] [--fail-unexplained]"
+             [--explained FILE] [--fail-unexplained [SECTION-PREFIX]]"
         );
     };
     let against = PathBuf::from(against);
@@ -456,7 +466,17 @@ pub fn run(args: &[String]) -> Result<()> {
     let explained = read_explained(&explained_path)?;
     let cov = compare(&up.raw, &ours.raw, &up.brand, &ours.brand);
 
+    // `--fail-unexplained [PREFIX]`: fail when a gap (of sections starting with PREFIX) has
+    // no explanation.
+    let fail_prefix = args
+        .iter()
+        .position(|a| a == "--fail-unexplained")
+        .map(|i| match args.get(i + 1) {
+            Some(p) if !p.starts_with("--") => p.clone(),
+            _ => String::new(),
+        });
     let mut unexplained = 0;
+    let mut failing = 0;
     for (section, stat) in &cov.stats {
         let missing = cov.gaps.iter().filter(|g| &g.section == section).count();
         println!(
@@ -468,6 +488,12 @@ pub fn run(args: &[String]) -> Result<()> {
         let why = explain(&explained, &gap.id);
         if why.is_none() {
             unexplained += 1;
+            if fail_prefix
+                .as_ref()
+                .is_some_and(|p| gap.section.starts_with(p.as_str()))
+            {
+                failing += 1;
+            }
         }
         println!(
             "missing {}{}{}",
@@ -494,8 +520,11 @@ pub fn run(args: &[String]) -> Result<()> {
             .with_context(|| format!("writing {out}"))?;
         println!("wrote {out}");
     }
-    if args.iter().any(|a| a == "--fail-unexplained") && unexplained > 0 {
-        bail!("{unexplained} gaps are not explained");
+    if failing > 0 {
+        bail!(
+            "{failing} gaps under `{}` are not explained",
+            fail_prefix.unwrap_or_default()
+        );
     }
     Ok(())
 }
@@ -634,6 +663,7 @@ mod tests {
             ("objects.files.*", "files"),
             ("objects.files.README*", "readme"),
             ("code X", "x"),
+            ("*enum \"n/a\"", "na"),
         ]
         .into_iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -642,5 +672,9 @@ mod tests {
         assert_eq!(explain(&explained, "objects.files.README"), Some("readme"));
         assert_eq!(explain(&explained, "code X"), Some("x"));
         assert_eq!(explain(&explained, "code Y"), None);
+        assert_eq!(
+            explain(&explained, "objects.columns.z enum \"n/a\""),
+            Some("na")
+        );
     }
 }
