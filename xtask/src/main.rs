@@ -4,11 +4,14 @@
 //!   reference validator's on `../shared/conformance` (see the `conformance` module).
 //! - `cargo xtask bench`: performance against the reference (`docs/performance.md`).
 //! - `cargo xtask bench-small`: start-up on small real datasets, beside the reference.
+//! - `cargo xtask schema-coverage --against COMPILED.json [--out docs/schema-coverage.md]`:
+//!   what the bundled tree lacks against a compiled upstream schema (see `coverage.rs`).
 //! - `cargo xtask sort-diff`: `sorted()` against the reference's own JavaScript (see the module).
 
 mod bench;
 mod bench_small;
 mod conformance;
+mod coverage;
 mod sortdiff;
 
 use std::path::{Path, PathBuf};
@@ -22,8 +25,9 @@ fn main() -> Result<()> {
         Some("bench") => bench::run(&args[1..]),
         Some("bench-small") => bench_small::run(&args[1..]),
         Some("sort-diff") => sortdiff::run(&args[1..]),
+        Some("schema-coverage") => coverage::run(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench | bench-small | sort-diff"
+            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench | bench-small | sort-diff | schema-coverage --against COMPILED.json"
         ),
     }
 }

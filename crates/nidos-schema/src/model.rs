@@ -160,6 +160,8 @@ pub struct Entity {
     /// Short name used in file names: `"sub"`.
     pub key: String,
     pub display_name: String,
+    /// What the entity means, in one sentence (empty when the schema gives none).
+    pub description: String,
     /// Name of the value format (`"label"`, `"index"`).
     pub format: String,
     /// Allowed values, when restricted.
@@ -176,6 +178,8 @@ pub struct Term {
     /// What appears in data: `".nii.gz"`, `"2PE"`, `"anat"`.
     pub value: String,
     pub display_name: String,
+    /// What the term means, in one sentence (empty when the schema gives none).
+    pub description: String,
 }
 
 /// A value format (`objects.formats.*`) with its compiled, anchored pattern.
@@ -208,6 +212,10 @@ pub struct Definition {
 }
 
 impl Definition {
+    /// The definition's one-sentence `description`, if it has one.
+    pub fn description(&self) -> Option<&str> {
+        self.def.get("description").and_then(Value::as_str)
+    }
     /// The `type` of the definition, if it has a single one.
     pub fn json_type(&self) -> Option<&str> {
         self.def.get("type").and_then(Value::as_str)

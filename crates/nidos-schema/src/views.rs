@@ -531,6 +531,7 @@ impl Builder {
                     key: k.clone(),
                     value,
                     display_name,
+                    description: opt_str(v, "description").unwrap_or_default(),
                 },
             );
         }
@@ -596,6 +597,7 @@ impl Builder {
                 name: name.clone(),
                 key,
                 display_name: opt_str(v, "display_name").unwrap_or_default(),
+                description: opt_str(v, "description").unwrap_or_default(),
                 format: opt_str(v, "format").unwrap_or_else(|| "label".into()),
                 r#enum: en,
                 order,

@@ -226,6 +226,7 @@ fn editing_a_yaml_file_changes_the_next_load() {
     std::fs::write(&sidecar, text).unwrap();
     let after = load(&dir);
     assert_eq!(after.suffixes["T1w"].value, "T1w");
+    assert_eq!(after.suffixes["T1w"].description, "Anatomical image.");
     assert_eq!(
         after.sidecar_rules[0].fields["RepetitionTime"].level,
         nidos_schema::Level::Optional
