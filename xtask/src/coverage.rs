@@ -445,7 +445,7 @@ pub fn run(args: &[String]) -> Result<()> {
         &against,
         &LoadOptions {
             tolerate_expression_errors: true,
-            version: None,
+            ..Default::default()
         },
     )
     .map_err(|e| anyhow!("{e}"))
@@ -456,6 +456,7 @@ pub fn run(args: &[String]) -> Result<()> {
         &LoadOptions {
             tolerate_expression_errors: true,
             version: Some(up.version.clone()),
+            ..Default::default()
         },
     )
     .map_err(|e| anyhow!("{e}"))
