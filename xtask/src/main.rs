@@ -5,6 +5,7 @@
 //!   with the reference reports; applies every mutation; writes `docs/conformance.md`.
 
 mod bench;
+mod hed_import;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -18,8 +19,9 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("hed-import") => hed_import::run(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask conformance [--std] [--min-f1 X] [--min-mutations X] [--only NAME]"
+            "usage: cargo xtask conformance [--std] [--min-f1 X] [--min-mutations X] [--only NAME] | bench | hed-import SCHEMA.xml [-o FILE]"
         ),
     }
 }

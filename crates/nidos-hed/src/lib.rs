@@ -1,0 +1,17 @@
+//! HED (Hierarchical Event Descriptors) for nidos: schemas as data, the HED string parser, and
+//! the validation of strings, sidecars and events files against the HED specification.
+//! Knows nothing about the rest of nidos; `nidos-validate` calls it.
+
+pub mod data;
+pub mod issue;
+pub mod parse;
+pub mod schema;
+pub mod versions;
+pub mod xml;
+
+pub use data::SchemaData;
+pub use issue::HedIssue;
+pub use parse::{parse, Group, HedString, Item, TagToken};
+pub use schema::HedSchema;
+pub use versions::{HedSchemas, SchemaSource};
+pub use xml::import_xml;
