@@ -2,10 +2,16 @@
 //! the validation of strings, sidecars and events files against the HED specification.
 //! Knows nothing about the rest of nidos; `nidos-validate` calls it.
 
+pub mod check;
 pub mod data;
+pub mod defs;
+pub mod events;
 pub mod issue;
 pub mod parse;
 pub mod schema;
+pub mod suite;
+pub mod tag;
+pub mod values;
 pub mod versions;
 pub mod xml;
 
