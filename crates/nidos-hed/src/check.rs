@@ -112,6 +112,12 @@ impl Checker<'_> {
 
     /// Checks one string in its role.
     pub fn check(&self, s: &str, role: Role, allow_splices: bool) -> Checked {
+        self.check_with(s, role, allow_splices, false)
+    }
+
+    /// As [`Checker::check`]; `deferred` marks a sidecar string that is spliced into another
+    /// column's annotation, so its top level is not the event's top level.
+    pub fn check_with(&self, s: &str, role: Role, allow_splices: bool, deferred: bool) -> Checked {
         let mut issues = Vec::new();
         let placeholders = if role == Role::Event { Placeholders::Forbidden } else { Placeholders::Allowed };
         let Some(nodes) = self.resolve_string(s, placeholders, &mut issues) else {
@@ -124,9 +130,16 @@ impl Checker<'_> {
                 }
             }
         }
-        self.check_level(&nodes, 0, role, &mut issues);
-        if role == Role::Event {
-            self.check_unique(&nodes, &mut issues);
+        self.check_level(&nodes, 0, role, deferred, &mut issues);
+        self.check_unique(&nodes, &mut issues);
+        if matches!(role, Role::SidecarValue | Role::SidecarLevel) {
+            let is_def = |n: &Node| match n {
+                Node::Group(items, _) => items.iter().any(|i| i.special() == Special::Definition),
+                _ => false,
+            };
+            if nodes.iter().any(is_def) && !nodes.iter().all(is_def) {
+                issues.push(e("DEFINITION_INVALID", 0, "a sidecar entry with definitions may hold nothing else"));
+            }
         }
         if matches!(role, Role::SidecarValue | Role::SidecarLevel) {
             let outside: Vec<Node> = nodes
@@ -164,7 +177,7 @@ impl Checker<'_> {
     }
 
     /// Checks the items of the root (`depth` 0) or of a group at `depth`.
-    fn check_level(&self, items: &[Node], depth: usize, role: Role, issues: &mut Vec<HedIssue>) {
+    fn check_level(&self, items: &[Node], depth: usize, role: Role, deferred: bool, issues: &mut Vec<HedIssue>) {
         let mut keys: HashMap<String, ()> = HashMap::default();
         for item in items {
             if keys.insert(item.key(), ()).is_some() {
@@ -173,7 +186,7 @@ impl Checker<'_> {
         }
         for item in items {
             if let Node::Tag(t, Some(r)) = item {
-                if depth == 0 && (r.top_level_group || r.tag_group) {
+                if depth == 0 && !deferred && (r.top_level_group || r.tag_group) {
                     issues.push(e("TAG_GROUP_ERROR", t.start, format!("tag \"{}\" must be inside a tag group", t.text)));
                 } else if depth > 1 && r.top_level_group {
                     issues.push(e("TAG_GROUP_ERROR", t.start, format!("tag \"{}\" must be in a top-level tag group", t.text)));
@@ -210,7 +223,7 @@ impl Checker<'_> {
         }
         for item in items {
             if let Node::Group(inner, _) = item {
-                self.check_level(inner, depth + 1, role, issues);
+                self.check_level(inner, depth + 1, role, false, issues);
             }
         }
     }

@@ -117,15 +117,17 @@ impl SidecarHed {
     /// Checks every annotation string, and the curly-brace references between columns.
     pub fn check(&self, checker: &Checker<'_>) -> Vec<SidecarIssue> {
         let mut issues = Vec::new();
+        let spliced = self.spliced_columns();
         for (key, col) in &self.columns {
+            let deferred = spliced.contains(key);
             let mut push = |list: Vec<HedIssue>| {
                 issues.extend(list.into_iter().map(|issue| SidecarIssue { key: key.clone(), issue }));
             };
             match col {
-                ColumnHed::Value(s) => push(checker.check(s, Role::SidecarValue, true).issues),
+                ColumnHed::Value(s) => push(checker.check_with(s, Role::SidecarValue, true, deferred).issues),
                 ColumnHed::Levels(levels) => {
                     for (_, s) in levels {
-                        push(checker.check(s, Role::SidecarLevel, true).issues);
+                        push(checker.check_with(s, Role::SidecarLevel, true, deferred).issues);
                     }
                 }
             }
@@ -260,7 +262,7 @@ fn assemble(
             continue;
         };
         let (tree, syntax) = parse(&text);
-        if !splice_names(&text).is_empty() && syntax.is_empty() {
+        if name != "HED" && !splice_names(&text).is_empty() && syntax.is_empty() {
             let mut nested = Vec::new();
             let filled = render(&tree.items, &mut |n: &str| contribution(n, &mut nested));
             issues.extend(nested);
@@ -284,6 +286,12 @@ pub fn check_events(
     let mut issues = Vec::new();
     let spliced = sidecar.spliced_columns();
     let onset_col = header.iter().position(|h| h == "onset");
+    if !header.iter().any(|h| h == "HED") && spliced.contains("HED") {
+        issues.push(RowIssue {
+            line: None,
+            issue: HedIssue::warning("SIDECAR_KEY_MISSING", "the sidecar splices {HED}, but the table has no HED column"),
+        });
+    }
     let mut assembled = Vec::with_capacity(rows.len());
     let mut events: Vec<(usize, Option<String>, Vec<Node>)> = Vec::new();
     for (i, row) in rows.iter().enumerate() {
@@ -331,51 +339,70 @@ fn check_across_rows(events: &[(usize, Option<String>, Vec<Node>)], issues: &mut
             }
         }
     }
-    // Temporal bookkeeping in onset order.
-    let mut order: Vec<&(Option<f64>, Option<String>, Vec<usize>)> = by_onset.iter().collect();
-    order.sort_by(|a, b| a.0.unwrap_or(f64::INFINITY).total_cmp(&b.0.unwrap_or(f64::INFINITY)));
+    // Temporal markers at their effective times (onset plus any Delay), in time order.
+    let mut markers: Vec<(f64, usize, Special, String)> = Vec::new();
+    for (line, onset, nodes) in events {
+        let time = onset.as_deref().filter(|o| !is_na(o)).and_then(|o| o.trim().parse::<f64>().ok());
+        for n in nodes {
+            let Node::Group(items, _) = n else {
+                continue;
+            };
+            let specials: Vec<Special> = items.iter().filter_map(Node::resolved).map(|r| r.special).collect();
+            let temporal = specials.iter().copied().find(|s| matches!(s, Special::Onset | Special::Offset | Special::Inset));
+            let timed = temporal.is_some() || specials.contains(&Special::Delay);
+            if !timed {
+                continue;
+            }
+            let Some(time) = time else {
+                issues.push(RowIssue {
+                    line: Some(*line),
+                    issue: HedIssue::error("TEMPORAL_TAG_ERROR", "temporal tags need a row with a numeric onset"),
+                });
+                continue;
+            };
+            let (Some(kind), Some(anchor)) = (temporal, anchor_name(items)) else {
+                continue;
+            };
+            markers.push((time + delay_of(items), *line, kind, anchor));
+        }
+    }
+    markers.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut open: HashSet<String> = HashSet::default();
-    for (num, _, members) in order {
-        let mut in_event: HashSet<String> = HashSet::default();
-        for &m in members {
-            let (line, _, nodes) = &events[m];
-            for n in nodes {
-                let Node::Group(items, _) = n else {
-                    continue;
-                };
-                let Some(kind) = items.iter().filter_map(Node::resolved).map(|r| r.special).find(|s| matches!(s, Special::Onset | Special::Offset | Special::Inset)) else {
-                    continue;
-                };
-                let err = |msg: String| RowIssue { line: Some(*line), issue: HedIssue::error("TEMPORAL_TAG_ERROR", msg) };
-                if num.is_none() {
-                    issues.push(err("a temporal tag needs a numeric onset".into()));
-                    continue;
+    let mut at_time: HashSet<(u64, String)> = HashSet::default();
+    for (time, line, kind, anchor) in markers {
+        let err = |msg: String| RowIssue { line: Some(line), issue: HedIssue::error("TEMPORAL_TAG_ERROR", msg) };
+        if !at_time.insert((time.to_bits(), anchor.clone())) {
+            issues.push(err(format!("\"{anchor}\" starts or ends more than once at the same time")));
+            continue;
+        }
+        match kind {
+            Special::Onset => {
+                open.insert(anchor);
+            }
+            Special::Offset => {
+                if !open.remove(&anchor) {
+                    issues.push(err(format!("Offset of \"{anchor}\" with no open Onset")));
                 }
-                let Some(anchor) = anchor_name(items) else {
-                    continue;
-                };
-                if !in_event.insert(anchor.clone()) {
-                    issues.push(err(format!("\"{anchor}\" starts or ends more than once at the same onset")));
-                    continue;
-                }
-                match kind {
-                    Special::Onset => {
-                        open.insert(anchor);
-                    }
-                    Special::Offset => {
-                        if !open.remove(&anchor) {
-                            issues.push(err(format!("Offset of \"{anchor}\" with no open Onset")));
-                        }
-                    }
-                    _ => {
-                        if !open.contains(&anchor) {
-                            issues.push(err(format!("Inset of \"{anchor}\" with no open Onset")));
-                        }
-                    }
+            }
+            _ => {
+                if !open.contains(&anchor) {
+                    issues.push(err(format!("Inset of \"{anchor}\" with no open Onset")));
                 }
             }
         }
     }
+}
+
+/// The delay in seconds a group's `Delay` tag gives (0 without one).
+fn delay_of(items: &[Node]) -> f64 {
+    items
+        .iter()
+        .filter_map(Node::resolved)
+        .find(|r| r.special == Special::Delay)
+        .and_then(|r| r.value.as_deref())
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0)
 }
 
 /// The definition (name and value) a temporal group refers to.
