@@ -11,6 +11,7 @@ mod apply;
 pub mod config;
 mod engine;
 mod filenames;
+mod hed;
 pub mod issue;
 pub mod jsonschema;
 pub mod report;
