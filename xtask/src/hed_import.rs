@@ -21,9 +21,10 @@ pub fn run(args: &[String]) -> Result<()> {
     let Some(input) = input else {
         bail!("usage: cargo xtask hed-import SCHEMA.xml [-o FILE]");
     };
-    let xml = std::fs::read_to_string(&input).with_context(|| format!("reading {}", input.display()))?;
-    let data = nidos_hed::import_xml(&xml)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", input.display()))?;
+    let xml =
+        std::fs::read_to_string(&input).with_context(|| format!("reading {}", input.display()))?;
+    let data =
+        nidos_hed::import_xml(&xml).map_err(|e| anyhow::anyhow!("{}: {e}", input.display()))?;
     let output = output.unwrap_or_else(|| default_output(&input));
     let bytes = data.to_gzip_json()?;
     std::fs::write(&output, &bytes).with_context(|| format!("writing {}", output.display()))?;
@@ -41,6 +42,11 @@ pub fn run(args: &[String]) -> Result<()> {
 
 /// `HED8.4.0.xml` → `crates/nidos-hed/schemas/HED8.4.0.json.gz`.
 fn default_output(input: &Path) -> PathBuf {
-    let stem = input.file_stem().and_then(|s| s.to_str()).unwrap_or("schema");
-    super::root().join("crates/nidos-hed/schemas").join(format!("{stem}.json.gz"))
+    let stem = input
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("schema");
+    super::root()
+        .join("crates/nidos-hed/schemas")
+        .join(format!("{stem}.json.gz"))
 }

@@ -35,7 +35,9 @@ impl Node {
     /// An order-insensitive key for duplicate detection and content comparison.
     pub fn key(&self) -> String {
         match self {
-            Node::Tag(t, r) => r.as_ref().map_or_else(|| t.text.to_lowercase(), |r| r.canonical.clone()),
+            Node::Tag(t, r) => r
+                .as_ref()
+                .map_or_else(|| t.text.to_lowercase(), |r| r.canonical.clone()),
             Node::Group(items, _) => {
                 let mut keys: Vec<String> = items.iter().map(Node::key).collect();
                 keys.sort();
@@ -53,7 +55,10 @@ impl Node {
     /// The group's `Def-expand` tag, when this is a `Def-expand` group.
     fn def_expand(&self) -> Option<&Resolved> {
         match self {
-            Node::Group(items, _) => items.iter().filter_map(Node::resolved).find(|r| r.special == Special::DefExpand),
+            Node::Group(items, _) => items
+                .iter()
+                .filter_map(Node::resolved)
+                .find(|r| r.special == Special::DefExpand),
             _ => None,
         }
     }
@@ -89,7 +94,12 @@ fn e(code: &'static str, at: usize, msg: impl Into<String>) -> HedIssue {
 
 impl Checker<'_> {
     /// Parses and resolves `s` without the structural checks.
-    pub fn resolve_string(&self, s: &str, placeholders: Placeholders, issues: &mut Vec<HedIssue>) -> Option<Vec<Node>> {
+    pub fn resolve_string(
+        &self,
+        s: &str,
+        placeholders: Placeholders,
+        issues: &mut Vec<HedIssue>,
+    ) -> Option<Vec<Node>> {
         let (tree, syntax) = parse(s);
         let failed = syntax.iter().any(|i| !i.warning);
         issues.extend(syntax);
@@ -99,12 +109,21 @@ impl Checker<'_> {
         Some(self.resolve_items(&tree.items, placeholders, issues))
     }
 
-    fn resolve_items(&self, items: &[Item], placeholders: Placeholders, issues: &mut Vec<HedIssue>) -> Vec<Node> {
+    fn resolve_items(
+        &self,
+        items: &[Item],
+        placeholders: Placeholders,
+        issues: &mut Vec<HedIssue>,
+    ) -> Vec<Node> {
         items
             .iter()
             .map(|item| match item {
-                Item::Tag(t) => Node::Tag(t.clone(), resolve(t, self.schemas, placeholders, issues)),
-                Item::Group(g) => Node::Group(self.resolve_items(&g.items, placeholders, issues), g.start),
+                Item::Tag(t) => {
+                    Node::Tag(t.clone(), resolve(t, self.schemas, placeholders, issues))
+                }
+                Item::Group(g) => {
+                    Node::Group(self.resolve_items(&g.items, placeholders, issues), g.start)
+                }
                 Item::Splice(t) => Node::Splice(t.clone()),
             })
             .collect()
@@ -119,14 +138,25 @@ impl Checker<'_> {
     /// column's annotation, so its top level is not the event's top level.
     pub fn check_with(&self, s: &str, role: Role, allow_splices: bool, deferred: bool) -> Checked {
         let mut issues = Vec::new();
-        let placeholders = if role == Role::Event { Placeholders::Forbidden } else { Placeholders::Allowed };
+        let placeholders = if role == Role::Event {
+            Placeholders::Forbidden
+        } else {
+            Placeholders::Allowed
+        };
         let Some(nodes) = self.resolve_string(s, placeholders, &mut issues) else {
-            return Checked { nodes: Vec::new(), issues };
+            return Checked {
+                nodes: Vec::new(),
+                issues,
+            };
         };
         if !allow_splices {
             for n in all_nodes(&nodes) {
                 if let Node::Splice(t) = n {
-                    issues.push(e("CHARACTER_INVALID", t.start, format!("curly braces \"{}\" are only allowed in sidecars", t.text)));
+                    issues.push(e(
+                        "CHARACTER_INVALID",
+                        t.start,
+                        format!("curly braces \"{}\" are only allowed in sidecars", t.text),
+                    ));
                 }
             }
         }
@@ -138,24 +168,38 @@ impl Checker<'_> {
                 _ => false,
             };
             if nodes.iter().any(is_def) && !nodes.iter().all(is_def) {
-                issues.push(e("DEFINITION_INVALID", 0, "a sidecar entry with definitions may hold nothing else"));
+                issues.push(e(
+                    "DEFINITION_INVALID",
+                    0,
+                    "a sidecar entry with definitions may hold nothing else",
+                ));
             }
         }
         if matches!(role, Role::SidecarValue | Role::SidecarLevel) {
             let outside: Vec<Node> = nodes
                 .iter()
                 .filter(|n| match n {
-                    Node::Group(items, _) => !items.iter().any(|i| i.special() == Special::Definition),
+                    Node::Group(items, _) => {
+                        !items.iter().any(|i| i.special() == Special::Definition)
+                    }
                     _ => true,
                 })
                 .cloned()
                 .collect();
             let count = placeholder_count(&outside);
             if role == Role::SidecarValue && count != 1 {
-                issues.push(e("PLACEHOLDER_INVALID", 0, format!("a value column's annotation needs exactly one #, found {count}")));
+                issues.push(e(
+                    "PLACEHOLDER_INVALID",
+                    0,
+                    format!("a value column's annotation needs exactly one #, found {count}"),
+                ));
             }
             if role == Role::SidecarLevel && count != 0 {
-                issues.push(e("PLACEHOLDER_INVALID", 0, "a categorical level's annotation may not contain #"));
+                issues.push(e(
+                    "PLACEHOLDER_INVALID",
+                    0,
+                    "a categorical level's annotation may not contain #",
+                ));
             }
         }
         Checked { nodes, issues }
@@ -169,7 +213,11 @@ impl Checker<'_> {
                     let count = seen.entry(r.node).or_insert(0);
                     *count += 1;
                     if *count == 2 {
-                        issues.push(e("TAG_NOT_UNIQUE", r.token.start, format!("tag \"{}\" may appear only once in an event", r.token.text)));
+                        issues.push(e(
+                            "TAG_NOT_UNIQUE",
+                            r.token.start,
+                            format!("tag \"{}\" may appear only once in an event", r.token.text),
+                        ));
                     }
                 }
             }
@@ -177,19 +225,41 @@ impl Checker<'_> {
     }
 
     /// Checks the items of the root (`depth` 0) or of a group at `depth`.
-    fn check_level(&self, items: &[Node], depth: usize, role: Role, deferred: bool, issues: &mut Vec<HedIssue>) {
+    fn check_level(
+        &self,
+        items: &[Node],
+        depth: usize,
+        role: Role,
+        deferred: bool,
+        issues: &mut Vec<HedIssue>,
+    ) {
         let mut keys: HashMap<String, ()> = HashMap::default();
         for item in items {
             if keys.insert(item.key(), ()).is_some() {
-                issues.push(e("TAG_EXPRESSION_REPEATED", item.offset(), format!("the expression at {} repeats one at the same level", item.offset())));
+                issues.push(e(
+                    "TAG_EXPRESSION_REPEATED",
+                    item.offset(),
+                    format!(
+                        "the expression at {} repeats one at the same level",
+                        item.offset()
+                    ),
+                ));
             }
         }
         for item in items {
             if let Node::Tag(t, Some(r)) = item {
                 if depth == 0 && !deferred && (r.top_level_group || r.tag_group) {
-                    issues.push(e("TAG_GROUP_ERROR", t.start, format!("tag \"{}\" must be inside a tag group", t.text)));
+                    issues.push(e(
+                        "TAG_GROUP_ERROR",
+                        t.start,
+                        format!("tag \"{}\" must be inside a tag group", t.text),
+                    ));
                 } else if depth > 1 && r.top_level_group {
-                    issues.push(e("TAG_GROUP_ERROR", t.start, format!("tag \"{}\" must be in a top-level tag group", t.text)));
+                    issues.push(e(
+                        "TAG_GROUP_ERROR",
+                        t.start,
+                        format!("tag \"{}\" must be in a top-level tag group", t.text),
+                    ));
                 }
                 if r.special == Special::Def {
                     self.check_def(r, issues);
@@ -197,18 +267,33 @@ impl Checker<'_> {
             }
         }
         if depth > 0 {
-            let tops: Vec<&Resolved> = items.iter().filter_map(Node::resolved).filter(|r| r.top_level_group).collect();
+            let tops: Vec<&Resolved> = items
+                .iter()
+                .filter_map(Node::resolved)
+                .filter(|r| r.top_level_group)
+                .collect();
             let delays = tops.iter().filter(|r| r.special == Special::Delay).count();
             if tops.len() - delays > 1 || delays > 1 {
-                issues.push(e("TAG_GROUP_ERROR", tops[1].token.start, "a tag group holds more than one top-level tag"));
+                issues.push(e(
+                    "TAG_GROUP_ERROR",
+                    tops[1].token.start,
+                    "a tag group holds more than one top-level tag",
+                ));
             }
         }
         let has = |s: Special| items.iter().any(|n| n.special() == s);
         if depth == 1 {
             if has(Special::Definition) {
                 if role == Role::Event {
-                    let at = items.iter().find(|n| n.special() == Special::Definition).map_or(0, Node::offset);
-                    issues.push(e("DEFINITION_INVALID", at, "definitions are only allowed in sidecars"));
+                    let at = items
+                        .iter()
+                        .find(|n| n.special() == Special::Definition)
+                        .map_or(0, Node::offset);
+                    issues.push(e(
+                        "DEFINITION_INVALID",
+                        at,
+                        "definitions are only allowed in sidecars",
+                    ));
                 } else {
                     check_definition_group(items, issues);
                 }
@@ -232,12 +317,30 @@ impl Checker<'_> {
         let (name, value) = r.def_name();
         let at = r.token.start;
         let Some(def) = self.defs.get(&name) else {
-            issues.push(e("DEF_INVALID", at, format!("\"{}\" uses a definition that does not exist", r.token.text)));
+            issues.push(e(
+                "DEF_INVALID",
+                at,
+                format!("\"{}\" uses a definition that does not exist", r.token.text),
+            ));
             return;
         };
         match (&value, def.placeholder.is_some()) {
-            (None, true) => issues.push(e("DEF_INVALID", at, format!("\"{}\" needs a value for the definition's placeholder", r.token.text))),
-            (Some(_), false) => issues.push(e("DEF_INVALID", at, format!("\"{}\" gives a value to a definition without a placeholder", r.token.text))),
+            (None, true) => issues.push(e(
+                "DEF_INVALID",
+                at,
+                format!(
+                    "\"{}\" needs a value for the definition's placeholder",
+                    r.token.text
+                ),
+            )),
+            (Some(_), false) => issues.push(e(
+                "DEF_INVALID",
+                at,
+                format!(
+                    "\"{}\" gives a value to a definition without a placeholder",
+                    r.token.text
+                ),
+            )),
             (Some(v), true) => {
                 if v != "#" {
                     self.check_substitution(def, v, r, issues);
@@ -248,12 +351,22 @@ impl Checker<'_> {
     }
 
     /// Checks the definition's placeholder tag with `value` put in.
-    fn check_substitution(&self, def: &crate::defs::Definition, value: &str, r: &Resolved, issues: &mut Vec<HedIssue>) {
+    fn check_substitution(
+        &self,
+        def: &crate::defs::Definition,
+        value: &str,
+        r: &Resolved,
+        issues: &mut Vec<HedIssue>,
+    ) {
         let Some(template) = &def.placeholder else {
             return;
         };
         let text = template.replacen('#', value, 1);
-        let token = TagToken { text, start: r.token.start, end: r.token.end };
+        let token = TagToken {
+            text,
+            start: r.token.start,
+            end: r.token.end,
+        };
         let mut sub = Vec::new();
         resolve(&token, self.schemas, Placeholders::Forbidden, &mut sub);
         for mut issue in sub.into_iter().filter(|i| !i.warning) {
@@ -263,24 +376,49 @@ impl Checker<'_> {
     }
 
     fn check_def_expand(&self, items: &[Node], issues: &mut Vec<HedIssue>) {
-        let expands: Vec<&Resolved> = items.iter().filter_map(Node::resolved).filter(|r| r.special == Special::DefExpand).collect();
+        let expands: Vec<&Resolved> = items
+            .iter()
+            .filter_map(Node::resolved)
+            .filter(|r| r.special == Special::DefExpand)
+            .collect();
         let Some(r) = expands.first() else {
             return;
         };
         let at = r.token.start;
         let groups: Vec<&Node> = items.iter().filter(|n| n.is_group()).collect();
         if expands.len() > 1 || items.len() > 2 || groups.len() > 1 {
-            issues.push(e("DEF_EXPAND_INVALID", at, format!("the group of \"{}\" may hold only the tag and one group", r.token.text)));
+            issues.push(e(
+                "DEF_EXPAND_INVALID",
+                at,
+                format!(
+                    "the group of \"{}\" may hold only the tag and one group",
+                    r.token.text
+                ),
+            ));
             return;
         }
         let (name, value) = r.def_name();
         let Some(def) = self.defs.get(&name) else {
-            issues.push(e("DEF_EXPAND_INVALID", at, format!("\"{}\" expands a definition that does not exist", r.token.text)));
+            issues.push(e(
+                "DEF_EXPAND_INVALID",
+                at,
+                format!(
+                    "\"{}\" expands a definition that does not exist",
+                    r.token.text
+                ),
+            ));
             return;
         };
         match (&value, def.placeholder.is_some()) {
             (None, true) | (Some(_), false) => {
-                issues.push(e("DEF_EXPAND_INVALID", at, format!("\"{}\" does not match the definition's placeholder", r.token.text)));
+                issues.push(e(
+                    "DEF_EXPAND_INVALID",
+                    at,
+                    format!(
+                        "\"{}\" does not match the definition's placeholder",
+                        r.token.text
+                    ),
+                ));
                 return;
             }
             (Some(v), true) if v != "#" => {
@@ -293,16 +431,29 @@ impl Checker<'_> {
             _ => {}
         }
         let Some(Node::Group(contents, _)) = groups.first() else {
-            issues.push(e("DEF_EXPAND_INVALID", at, format!("\"{}\" has no expanded contents", r.token.text)));
+            issues.push(e(
+                "DEF_EXPAND_INVALID",
+                at,
+                format!("\"{}\" has no expanded contents", r.token.text),
+            ));
             return;
         };
         let expected = match (&def.key, &value) {
-            (Some(k), Some(v)) if def.placeholder.is_some() => Some(k.replacen('#', &v.to_lowercase(), 1)),
+            (Some(k), Some(v)) if def.placeholder.is_some() => {
+                Some(k.replacen('#', &v.to_lowercase(), 1))
+            }
             (k, _) => k.clone(),
         };
         let actual = Node::Group(contents.clone(), 0).key();
         if expected.as_deref() != Some(actual.as_str()) {
-            issues.push(e("DEF_EXPAND_INVALID", at, format!("the contents of \"{}\" differ from its definition", r.token.text)));
+            issues.push(e(
+                "DEF_EXPAND_INVALID",
+                at,
+                format!(
+                    "the contents of \"{}\" differ from its definition",
+                    r.token.text
+                ),
+            ));
         }
     }
 
@@ -325,7 +476,14 @@ impl Checker<'_> {
                     Special::Def => anchors += 1,
                     Special::Onset | Special::Offset | Special::Inset | Special::Delay => {}
                     _ => {
-                        issues.push(e("TEMPORAL_TAG_ERROR", r.token.start, format!("tag \"{}\" may not sit beside \"{name}\"; put it in a group", r.token.text)));
+                        issues.push(e(
+                            "TEMPORAL_TAG_ERROR",
+                            r.token.start,
+                            format!(
+                                "tag \"{}\" may not sit beside \"{name}\"; put it in a group",
+                                r.token.text
+                            ),
+                        ));
                     }
                 },
                 Node::Group(..) if item.def_expand().is_some() => anchors += 1,
@@ -344,7 +502,11 @@ impl Checker<'_> {
 }
 
 fn check_duration(items: &[Node], issues: &mut Vec<HedIssue>) {
-    let Some(t) = items.iter().filter_map(Node::resolved).find(|r| matches!(r.special, Special::Duration | Special::Delay)) else {
+    let Some(t) = items
+        .iter()
+        .filter_map(Node::resolved)
+        .find(|r| matches!(r.special, Special::Duration | Special::Delay))
+    else {
         return;
     };
     let mut groups = 0;
@@ -352,35 +514,68 @@ fn check_duration(items: &[Node], issues: &mut Vec<HedIssue>) {
         match item {
             Node::Tag(_, Some(r)) if matches!(r.special, Special::Duration | Special::Delay) => {}
             Node::Tag(tok, _) => {
-                issues.push(e("TEMPORAL_TAG_ERROR", tok.start, format!("tag \"{}\" may not sit beside \"{}\"; put it in a group", tok.text, t.token.text)));
+                issues.push(e(
+                    "TEMPORAL_TAG_ERROR",
+                    tok.start,
+                    format!(
+                        "tag \"{}\" may not sit beside \"{}\"; put it in a group",
+                        tok.text, t.token.text
+                    ),
+                ));
             }
             Node::Group(..) if item.def_expand().is_some() => {
-                issues.push(e("TEMPORAL_TAG_ERROR", item.offset(), format!("\"{}\" needs a content group, not a Def-expand group", t.token.text)));
+                issues.push(e(
+                    "TEMPORAL_TAG_ERROR",
+                    item.offset(),
+                    format!(
+                        "\"{}\" needs a content group, not a Def-expand group",
+                        t.token.text
+                    ),
+                ));
             }
             Node::Group(..) => groups += 1,
             Node::Splice(_) => groups += 1,
         }
     }
     if groups != 1 {
-        issues.push(e("TEMPORAL_TAG_ERROR", t.token.start, format!("the group of \"{}\" needs exactly one content group, found {groups}", t.token.text)));
+        issues.push(e(
+            "TEMPORAL_TAG_ERROR",
+            t.token.start,
+            format!(
+                "the group of \"{}\" needs exactly one content group, found {groups}",
+                t.token.text
+            ),
+        ));
     }
 }
 
 /// The shape of a `(Definition/Name[/#], (contents))` group.
 fn check_definition_group(items: &[Node], issues: &mut Vec<HedIssue>) {
-    let defs: Vec<&Resolved> = items.iter().filter_map(Node::resolved).filter(|r| r.special == Special::Definition).collect();
+    let defs: Vec<&Resolved> = items
+        .iter()
+        .filter_map(Node::resolved)
+        .filter(|r| r.special == Special::Definition)
+        .collect();
     let Some(d) = defs.first() else {
         return;
     };
     let at = d.token.start;
     let text = &d.token.text;
     if defs.len() > 1 {
-        issues.push(e("DEFINITION_INVALID", at, format!("the group of \"{text}\" holds more than one Definition")));
+        issues.push(e(
+            "DEFINITION_INVALID",
+            at,
+            format!("the group of \"{text}\" holds more than one Definition"),
+        ));
         return;
     }
     let groups: Vec<&Node> = items.iter().filter(|n| n.is_group()).collect();
     if items.len() - groups.len() > 1 || groups.len() > 1 {
-        issues.push(e("DEFINITION_INVALID", at, format!("the group of \"{text}\" may hold only the Definition and one group")));
+        issues.push(e(
+            "DEFINITION_INVALID",
+            at,
+            format!("the group of \"{text}\" may hold only the Definition and one group"),
+        ));
         return;
     }
     let (_, value) = d.def_name();
@@ -388,7 +583,11 @@ fn check_definition_group(items: &[Node], issues: &mut Vec<HedIssue>) {
         None => false,
         Some("#") => true,
         Some(_) => {
-            issues.push(e("DEFINITION_INVALID", at, format!("\"{text}\": a definition name may only be followed by #")));
+            issues.push(e(
+                "DEFINITION_INVALID",
+                at,
+                format!("\"{text}\": a definition name may only be followed by #"),
+            ));
             return;
         }
     };
@@ -396,8 +595,19 @@ fn check_definition_group(items: &[Node], issues: &mut Vec<HedIssue>) {
     if let Some(Node::Group(contents, _)) = groups.first() {
         for n in all_nodes(contents) {
             if let Some(r) = n.resolved() {
-                if matches!(r.special, Special::Def | Special::DefExpand | Special::Definition) || r.top_level_group {
-                    issues.push(e("DEFINITION_INVALID", r.token.start, format!("\"{}\" may not appear inside the definition \"{text}\"", r.token.text)));
+                if matches!(
+                    r.special,
+                    Special::Def | Special::DefExpand | Special::Definition
+                ) || r.top_level_group
+                {
+                    issues.push(e(
+                        "DEFINITION_INVALID",
+                        r.token.start,
+                        format!(
+                            "\"{}\" may not appear inside the definition \"{text}\"",
+                            r.token.text
+                        ),
+                    ));
                     return;
                 }
             }
@@ -405,7 +615,13 @@ fn check_definition_group(items: &[Node], issues: &mut Vec<HedIssue>) {
         count = placeholder_count(contents);
     }
     if wants_placeholder && count != 1 || !wants_placeholder && count != 0 {
-        issues.push(e("DEFINITION_INVALID", at, format!("\"{text}\" and its contents disagree on placeholders ({count} # in the contents)")));
+        issues.push(e(
+            "DEFINITION_INVALID",
+            at,
+            format!(
+                "\"{text}\" and its contents disagree on placeholders ({count} # in the contents)"
+            ),
+        ));
     }
 }
 

@@ -38,14 +38,20 @@ impl Definitions {
     /// A name defined twice is a `DEFINITION_INVALID` issue.
     pub fn gather(&mut self, checker: &Checker<'_>, s: &str, issues: &mut Vec<HedIssue>) {
         let mut ignored = Vec::new();
-        let Some(nodes) = checker.resolve_string(s, crate::tag::Placeholders::Allowed, &mut ignored) else {
+        let Some(nodes) =
+            checker.resolve_string(s, crate::tag::Placeholders::Allowed, &mut ignored)
+        else {
             return;
         };
         for node in &nodes {
             let Node::Group(items, _) = node else {
                 continue;
             };
-            let Some(d) = items.iter().filter_map(Node::resolved).find(|r| r.special == Special::Definition) else {
+            let Some(d) = items
+                .iter()
+                .filter_map(Node::resolved)
+                .find(|r| r.special == Special::Definition)
+            else {
                 continue;
             };
             let (name, value) = d.def_name();
@@ -66,13 +72,23 @@ impl Definitions {
             let key = contents.map(|c| Node::Group(c.clone(), 0).key());
             if self.by_name.contains_key(&name) {
                 issues.push(
-                    HedIssue::error("DEFINITION_INVALID", format!("the definition \"{name}\" is defined more than once"))
-                        .at(d.token.start),
+                    HedIssue::error(
+                        "DEFINITION_INVALID",
+                        format!("the definition \"{name}\" is defined more than once"),
+                    )
+                    .at(d.token.start),
                 );
                 continue;
             }
             let display = d.token.text.clone();
-            self.by_name.insert(name, Definition { name: display, placeholder, key });
+            self.by_name.insert(
+                name,
+                Definition {
+                    name: display,
+                    placeholder,
+                    key,
+                },
+            );
         }
     }
 

@@ -47,9 +47,14 @@ impl SidecarHed {
             return out;
         };
         for (key, entry) in obj {
-            let bad = |msg: String| SidecarIssue { key: key.clone(), issue: HedIssue::error("SIDECAR_INVALID", msg) };
+            let bad = |msg: String| SidecarIssue {
+                key: key.clone(),
+                issue: HedIssue::error("SIDECAR_INVALID", msg),
+            };
             if key == "HED" {
-                issues.push(bad("a \"HED\" key at the top of a sidecar must be under a column name".into()));
+                issues.push(bad(
+                    "a \"HED\" key at the top of a sidecar must be under a column name".into(),
+                ));
                 continue;
             }
             let Some(entry) = entry.as_object() else {
@@ -62,12 +67,16 @@ impl SidecarHed {
             }
             match entry.get("HED") {
                 None => {}
-                Some(Value::String(s)) => out.columns.push((key.clone(), ColumnHed::Value(s.clone()))),
+                Some(Value::String(s)) => {
+                    out.columns.push((key.clone(), ColumnHed::Value(s.clone())))
+                }
                 Some(Value::Object(levels)) => {
                     let mut list = Vec::new();
                     for (level, v) in levels {
                         if level == "n/a" {
-                            issues.push(bad(format!("column \"{key}\" annotates \"n/a\", which stands for no value")));
+                            issues.push(bad(format!(
+                                "column \"{key}\" annotates \"n/a\", which stands for no value"
+                            )));
                             continue;
                         }
                         match v.as_str() {
@@ -77,7 +86,9 @@ impl SidecarHed {
                     }
                     out.columns.push((key.clone(), ColumnHed::Levels(list)));
                 }
-                Some(_) => issues.push(bad(format!("the \"HED\" entry of column \"{key}\" is neither a string nor an object"))),
+                Some(_) => issues.push(bad(format!(
+                    "the \"HED\" entry of column \"{key}\" is neither a string nor an object"
+                ))),
             }
         }
         out
@@ -93,7 +104,9 @@ impl SidecarHed {
         for (key, col) in &self.columns {
             match col {
                 ColumnHed::Value(s) => out.push((key.as_str(), s.as_str())),
-                ColumnHed::Levels(levels) => out.extend(levels.iter().map(|(_, s)| (key.as_str(), s.as_str()))),
+                ColumnHed::Levels(levels) => {
+                    out.extend(levels.iter().map(|(_, s)| (key.as_str(), s.as_str())))
+                }
             }
         }
         out
@@ -121,26 +134,49 @@ impl SidecarHed {
         for (key, col) in &self.columns {
             let deferred = spliced.contains(key);
             let mut push = |list: Vec<HedIssue>| {
-                issues.extend(list.into_iter().map(|issue| SidecarIssue { key: key.clone(), issue }));
+                issues.extend(list.into_iter().map(|issue| SidecarIssue {
+                    key: key.clone(),
+                    issue,
+                }));
             };
             match col {
-                ColumnHed::Value(s) => push(checker.check_with(s, Role::SidecarValue, true, deferred).issues),
+                ColumnHed::Value(s) => push(
+                    checker
+                        .check_with(s, Role::SidecarValue, true, deferred)
+                        .issues,
+                ),
                 ColumnHed::Levels(levels) => {
                     for (_, s) in levels {
-                        push(checker.check_with(s, Role::SidecarLevel, true, deferred).issues);
+                        push(
+                            checker
+                                .check_with(s, Role::SidecarLevel, true, deferred)
+                                .issues,
+                        );
                     }
                 }
             }
         }
         for (key, _) in &self.columns {
-            let strings: Vec<&str> = self.strings().into_iter().filter(|(k, _)| k == key).map(|(_, s)| s).collect();
+            let strings: Vec<&str> = self
+                .strings()
+                .into_iter()
+                .filter(|(k, _)| k == key)
+                .map(|(_, s)| s)
+                .collect();
             for s in strings {
                 let (tree, _) = parse(s);
                 for t in tree.tags() {
                     if t.text.contains('{') || t.text.contains('}') {
                         issues.push(SidecarIssue {
                             key: key.clone(),
-                            issue: HedIssue::error("SIDECAR_BRACES_INVALID", format!("curly braces must enclose a whole tag, not part of \"{}\"", t.text)).at(t.start),
+                            issue: HedIssue::error(
+                                "SIDECAR_BRACES_INVALID",
+                                format!(
+                                    "curly braces must enclose a whole tag, not part of \"{}\"",
+                                    t.text
+                                ),
+                            )
+                            .at(t.start),
                         });
                     }
                 }
@@ -162,7 +198,10 @@ impl SidecarHed {
                         }
                     };
                     if let Some(msg) = msg {
-                        issues.push(SidecarIssue { key: key.clone(), issue: HedIssue::error("SIDECAR_BRACES_INVALID", msg) });
+                        issues.push(SidecarIssue {
+                            key: key.clone(),
+                            issue: HedIssue::error("SIDECAR_BRACES_INVALID", msg),
+                        });
                     }
                 }
             }
@@ -182,7 +221,13 @@ fn splice_names(s: &str) -> Vec<String> {
 fn collect_splices(items: &[Item], out: &mut Vec<String>) {
     for item in items {
         match item {
-            Item::Splice(t) => out.push(t.text.trim_start_matches('{').trim_end_matches('}').trim().to_string()),
+            Item::Splice(t) => out.push(
+                t.text
+                    .trim_start_matches('{')
+                    .trim_end_matches('}')
+                    .trim()
+                    .to_string(),
+            ),
             Item::Group(g) => collect_splices(&g.items, out),
             Item::Tag(_) => {}
         }
@@ -226,7 +271,12 @@ fn assemble(
     issues: &mut Vec<RowIssue>,
 ) -> String {
     let cell = |name: &str| -> Option<&str> {
-        header.iter().position(|h| h == name).and_then(|i| row.get(i)).map(String::as_str).filter(|c| !is_na(c))
+        header
+            .iter()
+            .position(|h| h == name)
+            .and_then(|i| row.get(i))
+            .map(String::as_str)
+            .filter(|c| !is_na(c))
     };
     // The annotation a column contributes to this row, before splicing.
     let contribution = |name: &str, issues: &mut Vec<RowIssue>| -> Option<String> {
@@ -252,7 +302,11 @@ fn assemble(
         }
     };
     let mut pieces = Vec::new();
-    let mut columns: Vec<&str> = header.iter().map(String::as_str).filter(|h| *h != "HED").collect();
+    let mut columns: Vec<&str> = header
+        .iter()
+        .map(String::as_str)
+        .filter(|h| *h != "HED")
+        .collect();
     columns.push("HED");
     for name in columns {
         if spliced.contains(name) || (name != "HED" && sidecar.column(name).is_none()) {
@@ -289,7 +343,10 @@ pub fn check_events(
     if !header.iter().any(|h| h == "HED") && spliced.contains("HED") {
         issues.push(RowIssue {
             line: None,
-            issue: HedIssue::warning("SIDECAR_KEY_MISSING", "the sidecar splices {HED}, but the table has no HED column"),
+            issue: HedIssue::warning(
+                "SIDECAR_KEY_MISSING",
+                "the sidecar splices {HED}, but the table has no HED column",
+            ),
         });
     }
     let mut assembled = Vec::with_capacity(rows.len());
@@ -299,7 +356,10 @@ pub fn check_events(
         let text = assemble(sidecar, &spliced, header, row, line, &mut issues);
         let checked = checker.check(&text, Role::Event, false);
         let failed = checked.issues.iter().any(|x| !x.warning);
-        issues.extend(checked.issues.into_iter().map(|issue| RowIssue { line: Some(line), issue }));
+        issues.extend(checked.issues.into_iter().map(|issue| RowIssue {
+            line: Some(line),
+            issue,
+        }));
         let onset = onset_col.and_then(|c| row.get(c)).cloned();
         if !failed {
             events.push((line, onset, checked.nodes));
@@ -320,7 +380,10 @@ fn check_across_rows(events: &[(usize, Option<String>, Vec<Node>)], issues: &mut
     for (idx, (_, onset, _)) in events.iter().enumerate() {
         let key = onset.clone().filter(|o| !is_na(o));
         let num = key.as_deref().and_then(|o| o.trim().parse::<f64>().ok());
-        match by_onset.iter_mut().find(|(_, k, _)| *k == key && key.is_some()) {
+        match by_onset
+            .iter_mut()
+            .find(|(_, k, _)| *k == key && key.is_some())
+        {
             Some(entry) => entry.2.push(idx),
             None => by_onset.push((num, key, vec![idx])),
         }
@@ -336,7 +399,10 @@ fn check_across_rows(events: &[(usize, Option<String>, Vec<Node>)], issues: &mut
                 if seen.insert(n.key(), ()).is_some() {
                     issues.push(RowIssue {
                         line: Some(*line),
-                        issue: HedIssue::error("TAG_EXPRESSION_REPEATED", "an expression repeats one of another row with the same onset"),
+                        issue: HedIssue::error(
+                            "TAG_EXPRESSION_REPEATED",
+                            "an expression repeats one of another row with the same onset",
+                        ),
                     });
                 }
             }
@@ -345,13 +411,23 @@ fn check_across_rows(events: &[(usize, Option<String>, Vec<Node>)], issues: &mut
     // Temporal markers at their effective times (onset plus any Delay), in time order.
     let mut markers: Vec<(f64, usize, Special, String)> = Vec::new();
     for (line, onset, nodes) in events {
-        let time = onset.as_deref().filter(|o| !is_na(o)).and_then(|o| o.trim().parse::<f64>().ok());
+        let time = onset
+            .as_deref()
+            .filter(|o| !is_na(o))
+            .and_then(|o| o.trim().parse::<f64>().ok());
         for n in nodes {
             let Node::Group(items, _) = n else {
                 continue;
             };
-            let specials: Vec<Special> = items.iter().filter_map(Node::resolved).map(|r| r.special).collect();
-            let temporal = specials.iter().copied().find(|s| matches!(s, Special::Onset | Special::Offset | Special::Inset));
+            let specials: Vec<Special> = items
+                .iter()
+                .filter_map(Node::resolved)
+                .map(|r| r.special)
+                .collect();
+            let temporal = specials
+                .iter()
+                .copied()
+                .find(|s| matches!(s, Special::Onset | Special::Offset | Special::Inset));
             let timed = temporal.is_some() || specials.contains(&Special::Delay);
             if !timed {
                 continue;
@@ -359,7 +435,10 @@ fn check_across_rows(events: &[(usize, Option<String>, Vec<Node>)], issues: &mut
             let Some(time) = time else {
                 issues.push(RowIssue {
                     line: Some(*line),
-                    issue: HedIssue::error("TEMPORAL_TAG_ERROR", "temporal tags need a row with a numeric onset"),
+                    issue: HedIssue::error(
+                        "TEMPORAL_TAG_ERROR",
+                        "temporal tags need a row with a numeric onset",
+                    ),
                 });
                 continue;
             };
@@ -373,9 +452,14 @@ fn check_across_rows(events: &[(usize, Option<String>, Vec<Node>)], issues: &mut
     let mut open: HashSet<String> = HashSet::default();
     let mut at_time: HashSet<(u64, String)> = HashSet::default();
     for (time, line, kind, anchor) in markers {
-        let err = |msg: String| RowIssue { line: Some(line), issue: HedIssue::error("TEMPORAL_TAG_ERROR", msg) };
+        let err = |msg: String| RowIssue {
+            line: Some(line),
+            issue: HedIssue::error("TEMPORAL_TAG_ERROR", msg),
+        };
         if !at_time.insert((time.to_bits(), anchor.clone())) {
-            issues.push(err(format!("\"{anchor}\" starts or ends more than once at the same time")));
+            issues.push(err(format!(
+                "\"{anchor}\" starts or ends more than once at the same time"
+            )));
             continue;
         }
         match kind {
@@ -412,9 +496,15 @@ fn delay_of(items: &[Node]) -> f64 {
 fn anchor_name(items: &[Node]) -> Option<String> {
     for n in items {
         match n {
-            Node::Tag(_, Some(r)) if r.special == Special::Def => return r.value.clone().map(|v| v.to_lowercase()),
+            Node::Tag(_, Some(r)) if r.special == Special::Def => {
+                return r.value.clone().map(|v| v.to_lowercase())
+            }
             Node::Group(inner, _) => {
-                if let Some(r) = inner.iter().filter_map(Node::resolved).find(|r| r.special == Special::DefExpand) {
+                if let Some(r) = inner
+                    .iter()
+                    .filter_map(Node::resolved)
+                    .find(|r| r.special == Special::DefExpand)
+                {
                     return r.value.clone().map(|v| v.to_lowercase());
                 }
             }

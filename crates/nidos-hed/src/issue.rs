@@ -16,10 +16,20 @@ pub struct HedIssue {
 
 impl HedIssue {
     pub fn error(code: &'static str, message: impl Into<String>) -> Self {
-        HedIssue { code, warning: false, message: message.into(), offset: None }
+        HedIssue {
+            code,
+            warning: false,
+            message: message.into(),
+            offset: None,
+        }
     }
     pub fn warning(code: &'static str, message: impl Into<String>) -> Self {
-        HedIssue { code, warning: true, message: message.into(), offset: None }
+        HedIssue {
+            code,
+            warning: true,
+            message: message.into(),
+            offset: None,
+        }
     }
     pub fn at(mut self, offset: usize) -> Self {
         self.offset = Some(offset);

@@ -106,8 +106,11 @@ pub fn parse(s: &str) -> (HedString, Vec<HedIssue>) {
     }
     if depth > 0 {
         issues.push(
-            HedIssue::error("PARENTHESES_MISMATCH", format!("{depth} opening parenthes(es) never closed"))
-                .at(chars.len()),
+            HedIssue::error(
+                "PARENTHESES_MISMATCH",
+                format!("{depth} opening parenthes(es) never closed"),
+            )
+            .at(chars.len()),
         );
         return (HedString::default(), issues);
     }
@@ -129,8 +132,13 @@ pub fn parse(s: &str) -> (HedString, Vec<HedIssue>) {
         if has_text {
             if prev == Prev::Close {
                 issues.push(
-                    HedIssue::error("COMMA_MISSING", format!("a comma is missing after the group closed before position {tok_start}"))
-                        .at(tok_start),
+                    HedIssue::error(
+                        "COMMA_MISSING",
+                        format!(
+                            "a comma is missing after the group closed before position {tok_start}"
+                        ),
+                    )
+                    .at(tok_start),
                 );
             }
             let token = make_token(&chars, tok_start, i);
@@ -142,28 +150,46 @@ pub fn parse(s: &str) -> (HedString, Vec<HedIssue>) {
             Some('(') => {
                 if has_text {
                     issues.push(
-                        HedIssue::error("COMMA_MISSING", format!("a comma is missing before the group at position {i}"))
-                            .at(i),
+                        HedIssue::error(
+                            "COMMA_MISSING",
+                            format!("a comma is missing before the group at position {i}"),
+                        )
+                        .at(i),
                     );
                 } else if prev == Prev::Close {
                     issues.push(
-                        HedIssue::error("COMMA_MISSING", format!("a comma is missing between the groups at position {i}"))
-                            .at(i),
+                        HedIssue::error(
+                            "COMMA_MISSING",
+                            format!("a comma is missing between the groups at position {i}"),
+                        )
+                        .at(i),
                     );
                 }
-                stack.push(Group { items: Vec::new(), start: i });
+                stack.push(Group {
+                    items: Vec::new(),
+                    start: i,
+                });
                 prev = Prev::Open;
             }
             Some(')') => {
                 if !has_text && matches!(prev, Prev::Comma) {
                     issues.push(
-                        HedIssue::error("TAG_EMPTY", format!("empty tag before the closing parenthesis at position {i}"))
-                            .at(i),
+                        HedIssue::error(
+                            "TAG_EMPTY",
+                            format!("empty tag before the closing parenthesis at position {i}"),
+                        )
+                        .at(i),
                     );
                 }
                 let group = stack.pop().unwrap_or_default();
                 if group.items.is_empty() && prev == Prev::Open {
-                    issues.push(HedIssue::error("TAG_EMPTY", format!("empty group at position {}", group.start)).at(group.start));
+                    issues.push(
+                        HedIssue::error(
+                            "TAG_EMPTY",
+                            format!("empty group at position {}", group.start),
+                        )
+                        .at(group.start),
+                    );
                 }
                 if let Some(top) = stack.last_mut() {
                     top.items.push(Item::Group(group));
@@ -172,7 +198,13 @@ pub fn parse(s: &str) -> (HedString, Vec<HedIssue>) {
             }
             Some(',') => {
                 if !has_text && matches!(prev, Prev::Start | Prev::Comma | Prev::Open) {
-                    issues.push(HedIssue::error("TAG_EMPTY", format!("empty tag before the comma at position {i}")).at(i));
+                    issues.push(
+                        HedIssue::error(
+                            "TAG_EMPTY",
+                            format!("empty tag before the comma at position {i}"),
+                        )
+                        .at(i),
+                    );
                 }
                 prev = Prev::Comma;
             }

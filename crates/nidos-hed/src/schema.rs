@@ -78,7 +78,10 @@ impl HedSchema {
                 Some(p) => {
                     let p = p as usize;
                     if p >= i {
-                        return Err(format!("tag {:?} names a parent that does not precede it", t.n));
+                        return Err(format!(
+                            "tag {:?} names a parent that does not precede it",
+                            t.n
+                        ));
                     }
                     Some(p)
                 }
@@ -122,14 +125,26 @@ impl HedSchema {
             let units = uc
                 .units
                 .iter()
-                .map(|u| Unit { name: u.name.clone(), si: u.si, symbol: u.symbol, prefix: u.prefix })
+                .map(|u| Unit {
+                    name: u.name.clone(),
+                    si: u.si,
+                    symbol: u.symbol,
+                    prefix: u.prefix,
+                })
                 .collect();
-            schema.unit_classes.insert(uc.name.clone(), UnitClass { units });
+            schema
+                .unit_classes
+                .insert(uc.name.clone(), UnitClass { units });
         }
-        schema.unit_modifiers =
-            data.unit_modifiers.iter().map(|m| (m.name.clone(), m.symbol)).collect();
+        schema.unit_modifiers = data
+            .unit_modifiers
+            .iter()
+            .map(|m| (m.name.clone(), m.symbol))
+            .collect();
         for vc in &data.value_classes {
-            schema.value_classes.insert(vc.name.clone(), vc.chars.clone());
+            schema
+                .value_classes
+                .insert(vc.name.clone(), vc.chars.clone());
         }
         Ok(schema)
     }
@@ -187,5 +202,7 @@ impl HedSchema {
 fn plural_of(written: &str, unit: &str) -> bool {
     let w = written.to_lowercase();
     let u = unit.to_lowercase();
-    w == format!("{u}s") || w == format!("{u}es") || (u.ends_with('y') && w == format!("{}ies", &u[..u.len() - 1]))
+    w == format!("{u}s")
+        || w == format!("{u}es")
+        || (u.ends_with('y') && w == format!("{}ies", &u[..u.len() - 1]))
 }

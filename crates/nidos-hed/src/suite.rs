@@ -42,8 +42,18 @@ fn cell(v: &Value) -> String {
 
 fn table(rows: &Value) -> (Vec<String>, Vec<Vec<String>>) {
     let mut it = rows.as_array().into_iter().flatten();
-    let header = it.next().and_then(Value::as_array).map(|h| h.iter().map(cell).collect()).unwrap_or_default();
-    let body = it.map(|r| r.as_array().map(|r| r.iter().map(cell).collect()).unwrap_or_default()).collect();
+    let header = it
+        .next()
+        .and_then(Value::as_array)
+        .map(|h| h.iter().map(cell).collect())
+        .unwrap_or_default();
+    let body = it
+        .map(|r| {
+            r.as_array()
+                .map(|r| r.iter().map(cell).collect())
+                .unwrap_or_default()
+        })
+        .collect();
     (header, body)
 }
 
@@ -60,7 +70,10 @@ pub fn run_item(
         Err(issue) => return vec![issue],
     };
     let empty = Definitions::default();
-    let gatherer = Checker { schemas: &schemas, defs: &empty };
+    let gatherer = Checker {
+        schemas: &schemas,
+        defs: &empty,
+    };
     let (mut defs, mut issues) = Definitions::from_strings(&gatherer, definitions);
 
     let sidecar_value = match kind {
@@ -69,11 +82,16 @@ pub fn run_item(
         _ => None,
     };
     let mut sidecar_issues = Vec::new();
-    let sidecar = sidecar_value.map(|v| SidecarHed::read(v, &mut sidecar_issues)).unwrap_or_default();
+    let sidecar = sidecar_value
+        .map(|v| SidecarHed::read(v, &mut sidecar_issues))
+        .unwrap_or_default();
     for (_, s) in sidecar.strings() {
         defs.gather(&gatherer, s, &mut issues);
     }
-    let checker = Checker { schemas: &schemas, defs: &defs };
+    let checker = Checker {
+        schemas: &schemas,
+        defs: &defs,
+    };
     issues.extend(sidecar_issues.into_iter().map(|i| i.issue));
     match kind {
         ItemKind::String => {
@@ -84,11 +102,19 @@ pub fn run_item(
             issues.extend(sidecar.check(&checker).into_iter().map(|i| i.issue));
         }
         ItemKind::Events | ItemKind::Combo => {
-            let sidecar_errors: Vec<HedIssue> = sidecar.check(&checker).into_iter().map(|i| i.issue).collect();
+            let sidecar_errors: Vec<HedIssue> = sidecar
+                .check(&checker)
+                .into_iter()
+                .map(|i| i.issue)
+                .collect();
             let failed = sidecar_errors.iter().any(|i| !i.warning);
             issues.extend(sidecar_errors);
             if !failed {
-                let rows = if kind == ItemKind::Events { item } else { item.get("events").unwrap_or(&Value::Null) };
+                let rows = if kind == ItemKind::Events {
+                    item
+                } else {
+                    item.get("events").unwrap_or(&Value::Null)
+                };
                 let (header, body) = table(rows);
                 let (row_issues, _) = check_events(&checker, &sidecar, &header, &body);
                 issues.extend(row_issues.into_iter().map(|i| i.issue));

@@ -92,7 +92,9 @@ pub fn resolve(
     };
     let Some(schema) = schemas.get(prefix) else {
         let msg = if prefix.is_empty() {
-            format!("tag \"{text}\" has no namespace prefix, but every schema in HEDVersion has one")
+            format!(
+                "tag \"{text}\" has no namespace prefix, but every schema in HEDVersion has one"
+            )
         } else {
             format!("tag \"{text}\" uses the namespace prefix \"{prefix}:\", which HEDVersion does not declare")
         };
@@ -100,12 +102,20 @@ pub fn resolve(
         return None;
     };
     if body.starts_with('/') || body.ends_with('/') || body.contains("//") {
-        issues.push(err("TAG_INVALID", token, format!("tag \"{text}\" has an empty level (leading, trailing or doubled slash)")));
+        issues.push(err(
+            "TAG_INVALID",
+            token,
+            format!("tag \"{text}\" has an empty level (leading, trailing or doubled slash)"),
+        ));
         return None;
     }
     let parts: Vec<&str> = body.split('/').collect();
     let Some(mut node) = schema.lookup(parts[0]) else {
-        issues.push(err("TAG_INVALID", token, format!("tag \"{text}\": \"{}\" is not in the HED schema", parts[0])));
+        issues.push(err(
+            "TAG_INVALID",
+            token,
+            format!("tag \"{text}\": \"{}\" is not in the HED schema", parts[0]),
+        ));
         return None;
     };
     let mut value: Option<String> = None;
@@ -121,7 +131,11 @@ pub fn resolve(
             break;
         }
         if part.trim() != part {
-            issues.push(err("TAG_INVALID", token, format!("tag \"{text}\" has whitespace next to a slash")));
+            issues.push(err(
+                "TAG_INVALID",
+                token,
+                format!("tag \"{text}\" has whitespace next to a slash"),
+            ));
             return None;
         }
         if let Some(&child) = tag.children.get(&part.to_lowercase()) {
@@ -134,7 +148,11 @@ pub fn resolve(
     }
     for part in &parts[..i.min(parts.len())] {
         if part.trim() != *part {
-            issues.push(err("TAG_INVALID", token, format!("tag \"{text}\" has whitespace next to a slash")));
+            issues.push(err(
+                "TAG_INVALID",
+                token,
+                format!("tag \"{text}\" has whitespace next to a slash"),
+            ));
             return None;
         }
     }
@@ -148,13 +166,20 @@ pub fn resolve(
     if let Some(v) = &value {
         ok &= check_value(schema, node, special, v, placeholders, token, issues);
     } else if extension.is_empty() && tag.require_child {
-        issues.push(err("TAG_REQUIRES_CHILD", token, format!("tag \"{text}\" needs a child or a value")));
+        issues.push(err(
+            "TAG_REQUIRES_CHILD",
+            token,
+            format!("tag \"{text}\" needs a child or a value"),
+        ));
         ok = false;
     }
     if let Some(from) = &tag.deprecated_from {
         issues.push(
-            HedIssue::warning("ELEMENT_DEPRECATED", format!("tag \"{text}\" is deprecated since HED {from}"))
-                .at(token.start),
+            HedIssue::warning(
+                "ELEMENT_DEPRECATED",
+                format!("tag \"{text}\" is deprecated since HED {from}"),
+            )
+            .at(token.start),
         );
     }
     if !ok {
@@ -193,7 +218,11 @@ fn check_extension(
     let text = &token.text;
     for word in extension {
         if word.trim() != word {
-            issues.push(err("TAG_INVALID", token, format!("tag \"{text}\" has whitespace next to a slash")));
+            issues.push(err(
+                "TAG_INVALID",
+                token,
+                format!("tag \"{text}\" has whitespace next to a slash"),
+            ));
             return false;
         }
         if schema.lookup(word).is_some() {
@@ -205,11 +234,25 @@ fn check_extension(
             return false;
         }
         if word.contains('#') {
-            issues.push(err("PLACEHOLDER_INVALID", token, format!("tag \"{text}\": \"{}\" takes no value, so # cannot follow it", schema.tag(node).name)));
+            issues.push(err(
+                "PLACEHOLDER_INVALID",
+                token,
+                format!(
+                    "tag \"{text}\": \"{}\" takes no value, so # cannot follow it",
+                    schema.tag(node).name
+                ),
+            ));
             return false;
         }
-        if !word.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_') {
-            issues.push(err("CHARACTER_INVALID", token, format!("extension \"{word}\" in tag \"{text}\" has invalid characters")));
+        if !word
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+        {
+            issues.push(err(
+                "CHARACTER_INVALID",
+                token,
+                format!("extension \"{word}\" in tag \"{text}\" has invalid characters"),
+            ));
             return false;
         }
     }
@@ -223,8 +266,11 @@ fn check_extension(
         return false;
     }
     issues.push(
-        HedIssue::warning("TAG_EXTENDED", format!("tag \"{text}\" extends the schema term \"{}\"", tag.name))
-            .at(token.start),
+        HedIssue::warning(
+            "TAG_EXTENDED",
+            format!("tag \"{text}\" extends the schema term \"{}\"", tag.name),
+        )
+        .at(token.start),
     );
     true
 }
@@ -242,19 +288,35 @@ fn check_value(
     let Some(vnode) = schema.tag(node).value_child() else {
         return true;
     };
-    if matches!(special, Special::Def | Special::DefExpand | Special::Definition) {
+    if matches!(
+        special,
+        Special::Def | Special::DefExpand | Special::Definition
+    ) {
         // `Name` or `Name/value`: the name is a name, the value is checked against the definition.
         let (name, rest) = match value.split_once('/') {
             Some((n, r)) => (n, Some(r)),
             None => (value, None),
         };
-        if !name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_') || name.is_empty() {
-            issues.push(err("VALUE_INVALID", token, format!("\"{name}\" in tag \"{text}\" is not a valid definition name")));
+        if !name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+            || name.is_empty()
+        {
+            issues.push(err(
+                "VALUE_INVALID",
+                token,
+                format!("\"{name}\" in tag \"{text}\" is not a valid definition name"),
+            ));
             return false;
         }
         if let Some(r) = rest {
-            if r == "#" && placeholders == Placeholders::Forbidden && special != Special::Definition {
-                issues.push(err("PLACEHOLDER_INVALID", token, format!("tag \"{text}\" has a placeholder where none is allowed")));
+            if r == "#" && placeholders == Placeholders::Forbidden && special != Special::Definition
+            {
+                issues.push(err(
+                    "PLACEHOLDER_INVALID",
+                    token,
+                    format!("tag \"{text}\" has a placeholder where none is allowed"),
+                ));
                 return false;
             }
         }
@@ -264,18 +326,31 @@ fn check_value(
     if value.contains('#') {
         // `#` alone or `# unit`: a placeholder for a value given elsewhere.
         let unit = value.strip_prefix('#').map(str::trim_start);
-        let well_formed = value == "#" || (value.starts_with("# ") && value.matches('#').count() == 1);
+        let well_formed =
+            value == "#" || (value.starts_with("# ") && value.matches('#').count() == 1);
         if !well_formed {
-            issues.push(err("PLACEHOLDER_INVALID", token, format!("tag \"{text}\": a placeholder must be the whole value")));
+            issues.push(err(
+                "PLACEHOLDER_INVALID",
+                token,
+                format!("tag \"{text}\": a placeholder must be the whole value"),
+            ));
             return false;
         }
         if placeholders == Placeholders::Forbidden {
-            issues.push(err("PLACEHOLDER_INVALID", token, format!("tag \"{text}\" has a placeholder where none is allowed")));
+            issues.push(err(
+                "PLACEHOLDER_INVALID",
+                token,
+                format!("tag \"{text}\" has a placeholder where none is allowed"),
+            ));
             return false;
         }
         if let Some(u) = unit.filter(|u| !u.is_empty()) {
             if !vt.unit_classes.iter().any(|c| schema.unit_matches(c, u)) {
-                issues.push(err("UNITS_INVALID", token, format!("tag \"{text}\": \"{u}\" is not a valid unit here")));
+                issues.push(err(
+                    "UNITS_INVALID",
+                    token,
+                    format!("tag \"{text}\": \"{u}\" is not a valid unit here"),
+                ));
                 return false;
             }
         }
@@ -284,11 +359,19 @@ fn check_value(
     match value_matches(schema, &vt.value_classes, &vt.unit_classes, value) {
         ValueCheck::Ok => true,
         ValueCheck::BadValue => {
-            issues.push(err("VALUE_INVALID", token, format!("tag \"{text}\": \"{value}\" is not a valid value here")));
+            issues.push(err(
+                "VALUE_INVALID",
+                token,
+                format!("tag \"{text}\": \"{value}\" is not a valid value here"),
+            ));
             false
         }
         ValueCheck::BadUnits(u) => {
-            issues.push(err("UNITS_INVALID", token, format!("tag \"{text}\": \"{u}\" is not a valid unit here")));
+            issues.push(err(
+                "UNITS_INVALID",
+                token,
+                format!("tag \"{text}\": \"{u}\" is not a valid unit here"),
+            ));
             false
         }
     }

@@ -10,7 +10,12 @@ pub enum ValueCheck {
 
 /// Checks a written value (`4.5 m-per-s^2`, `Red`, `$ 10`) for a placeholder node with the given
 /// value and unit classes.
-pub fn value_matches(schema: &HedSchema, value_classes: &[String], unit_classes: &[String], value: &str) -> ValueCheck {
+pub fn value_matches(
+    schema: &HedSchema,
+    value_classes: &[String],
+    unit_classes: &[String],
+    value: &str,
+) -> ValueCheck {
     if value.is_empty() || value.trim() != value {
         return ValueCheck::BadValue;
     }
@@ -27,7 +32,9 @@ pub fn value_matches(schema: &HedSchema, value_classes: &[String], unit_classes:
         }
         if let Some((number, unit)) = value.rsplit_once(' ') {
             if !unit_classes.iter().any(|c| schema.unit_matches(c, unit)) {
-                if classes_accept(value_classes, number).is_ok() || !value_classes.iter().any(|c| c == "textClass") {
+                if classes_accept(value_classes, number).is_ok()
+                    || !value_classes.iter().any(|c| c == "textClass")
+                {
                     return ValueCheck::BadUnits(unit.to_string());
                 }
                 return classes_accept(value_classes, value);
@@ -60,7 +67,11 @@ fn classes_accept(classes: &[String], v: &str) -> ValueCheck {
 fn class_accepts(class: &str, v: &str) -> bool {
     match class {
         "numericClass" => is_number(v),
-        "nameClass" => !v.is_empty() && v.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-'),
+        "nameClass" => {
+            !v.is_empty()
+                && v.chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        }
         "dateTimeClass" => is_date_time(v),
         "posixPath" => !v.is_empty() && v.chars().all(|c| !c.is_control() && c != ','),
         _ => is_text(v),
@@ -68,7 +79,9 @@ fn class_accepts(class: &str, v: &str) -> bool {
 }
 
 fn is_text(v: &str) -> bool {
-    !v.is_empty() && v.chars().all(|c| !c.is_control() && !matches!(c, '{' | '}' | ',' | '(' | ')'))
+    !v.is_empty()
+        && v.chars()
+            .all(|c| !c.is_control() && !matches!(c, '{' | '}' | ',' | '(' | ')'))
 }
 
 /// A decimal number with an optional sign, fraction and exponent.
@@ -132,7 +145,8 @@ fn is_date_time(v: &str) -> bool {
     };
     let t: Vec<&str> = hms.split(':').collect();
     let time_ok = (2..=3).contains(&t.len())
-        && t.iter().all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_digit()))
+        && t.iter()
+            .all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_digit()))
         && frac.is_none_or(|f| !f.is_empty() && f.chars().all(|c| c.is_ascii_digit()));
     date_ok && time_ok
 }

@@ -17,9 +17,18 @@ const BUNDLED: &[(&str, &[u8])] = &[
     ("HED8.2.0", include_bytes!("../schemas/HED8.2.0.json.gz")),
     ("HED8.3.0", include_bytes!("../schemas/HED8.3.0.json.gz")),
     ("HED8.4.0", include_bytes!("../schemas/HED8.4.0.json.gz")),
-    ("HED_score_1.0.0", include_bytes!("../schemas/HED_score_1.0.0.json.gz")),
-    ("HED_score_2.1.0", include_bytes!("../schemas/HED_score_2.1.0.json.gz")),
-    ("HED_testlib_1.0.2", include_bytes!("../schemas/HED_testlib_1.0.2.json.gz")),
+    (
+        "HED_score_1.0.0",
+        include_bytes!("../schemas/HED_score_1.0.0.json.gz"),
+    ),
+    (
+        "HED_score_2.1.0",
+        include_bytes!("../schemas/HED_score_2.1.0.json.gz"),
+    ),
+    (
+        "HED_testlib_1.0.2",
+        include_bytes!("../schemas/HED_testlib_1.0.2.json.gz"),
+    ),
 ];
 
 /// Versions without a bundled file that are served by a bundled one. 8.0.0 is the first 8.x
@@ -40,7 +49,8 @@ impl HedSchemas {
 
     /// The schema of unprefixed tags, or any one if all are prefixed (for reserved tags).
     pub fn base(&self) -> Option<&HedSchema> {
-        self.get("").or_else(|| self.by_prefix.values().next().map(|s| s.as_ref()))
+        self.get("")
+            .or_else(|| self.by_prefix.values().next().map(|s| s.as_ref()))
     }
 }
 
@@ -67,7 +77,10 @@ impl SchemaSource {
                 return Ok(Arc::new(schema));
             }
         }
-        let key = STAND_INS.iter().find(|(v, _)| *v == stem).map_or(stem, |(_, s)| *s);
+        let key = STAND_INS
+            .iter()
+            .find(|(v, _)| *v == stem)
+            .map_or(stem, |(_, s)| *s);
         if let Ok(guard) = cache().lock() {
             if let Some(s) = guard.get(key) {
                 return Ok(s.clone());
@@ -96,12 +109,20 @@ impl SchemaSource {
                 for v in a {
                     match v.as_str() {
                         Some(s) => out.push(s),
-                        None => return Err(load_failed(format!("HEDVersion entry {v} is not a string"))),
+                        None => {
+                            return Err(load_failed(format!(
+                                "HEDVersion entry {v} is not a string"
+                            )))
+                        }
                     }
                 }
                 out
             }
-            other => return Err(load_failed(format!("HEDVersion {other} is neither a string nor a list"))),
+            other => {
+                return Err(load_failed(format!(
+                    "HEDVersion {other} is neither a string nor a list"
+                )))
+            }
         };
         if entries.is_empty() {
             return Err(load_failed("HEDVersion names no schema".to_string()));
@@ -113,21 +134,27 @@ impl SchemaSource {
                 None => ("", entry.trim()),
             };
             if !prefix.chars().all(|c| c.is_ascii_alphabetic()) {
-                return Err(load_failed(format!("HEDVersion entry \"{entry}\" has an invalid prefix")));
+                return Err(load_failed(format!(
+                    "HEDVersion entry \"{entry}\" has an invalid prefix"
+                )));
             }
             let (library, version) = match rest.rsplit_once('_') {
                 Some((l, v)) => (l, v),
                 None => ("", rest),
             };
             if !is_semver(version) || !library.chars().all(|c| c.is_ascii_alphanumeric()) {
-                return Err(load_failed(format!("HEDVersion entry \"{entry}\" is not a schema version")));
+                return Err(load_failed(format!(
+                    "HEDVersion entry \"{entry}\" is not a schema version"
+                )));
             }
             let stem = if library.is_empty() {
                 format!("HED{version}")
             } else {
                 format!("HED_{library}_{version}")
             };
-            let schema = self.load(&stem).map_err(|e| load_failed(format!("could not load HED schema \"{entry}\": {e}")))?;
+            let schema = self
+                .load(&stem)
+                .map_err(|e| load_failed(format!("could not load HED schema \"{entry}\": {e}")))?;
             groups.entry(prefix.to_string()).or_default().push(schema);
         }
         let mut out = HedSchemas::default();
@@ -145,7 +172,10 @@ fn load_failed(message: String) -> HedIssue {
 
 fn is_semver(v: &str) -> bool {
     let parts: Vec<&str> = v.split('.').collect();
-    parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// Several schemas under one prefix: a standard schema and merged libraries partnered with it
@@ -156,10 +186,18 @@ fn merge_group(list: Vec<Arc<HedSchema>>) -> Result<Arc<HedSchema>, String> {
     }
     let standard: Vec<&str> = list
         .iter()
-        .map(|s| if s.library.is_empty() { s.version.as_str() } else { s.with_standard.as_str() })
+        .map(|s| {
+            if s.library.is_empty() {
+                s.version.as_str()
+            } else {
+                s.with_standard.as_str()
+            }
+        })
         .collect();
     if standard.iter().any(|v| v.is_empty() || *v != standard[0]) {
-        return Err("the schemas under one prefix are not partnered with the same standard version".into());
+        return Err(
+            "the schemas under one prefix are not partnered with the same standard version".into(),
+        );
     }
     let libraries: Vec<&Arc<HedSchema>> = list.iter().filter(|s| !s.library.is_empty()).collect();
     match libraries.len() {
@@ -183,7 +221,10 @@ fn union(a: &HedSchema, b: &HedSchema) -> Result<HedSchema, String> {
             continue;
         }
         let parent = match tag.parent {
-            Some(p) => Some(out.lookup(&b.tags[p].name).ok_or("merged libraries disagree")?),
+            Some(p) => Some(
+                out.lookup(&b.tags[p].name)
+                    .ok_or("merged libraries disagree")?,
+            ),
             None => None,
         };
         let index = out.tags.len();
@@ -204,7 +245,9 @@ fn union(a: &HedSchema, b: &HedSchema) -> Result<HedSchema, String> {
         }
     }
     for (k, v) in &b.unit_classes {
-        out.unit_classes.entry(k.clone()).or_insert_with(|| v.clone());
+        out.unit_classes
+            .entry(k.clone())
+            .or_insert_with(|| v.clone());
     }
     Ok(out)
 }
@@ -218,7 +261,8 @@ fn load_from_dir(dir: &Path, stem: &str) -> Result<Option<HedSchema>, String> {
         }
         let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let data = if ext == "xml" {
-            let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", path.display()))?;
+            let text =
+                String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", path.display()))?;
             crate::xml::import_xml(&text).map_err(|e| format!("{}: {e}", path.display()))?
         } else {
             SchemaData::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?

@@ -35,16 +35,24 @@ impl Element {
         self.children.iter().filter(move |c| c.name == name)
     }
     fn child_text(&self, name: &str) -> String {
-        self.child(name).map(|c| c.text.trim().to_string()).unwrap_or_default()
+        self.child(name)
+            .map(|c| c.text.trim().to_string())
+            .unwrap_or_default()
     }
     fn attr(&self, name: &str) -> Option<&str> {
-        self.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
     /// The `<attribute>` entries: (name, values).
     fn hed_attributes(&self) -> Vec<(String, Vec<String>)> {
         self.children_named("attribute")
             .map(|a| {
-                let values = a.children_named("value").map(|v| v.text.trim().to_string()).collect();
+                let values = a
+                    .children_named("value")
+                    .map(|v| v.text.trim().to_string())
+                    .collect();
                 (a.child_text("name"), values)
             })
             .collect()
@@ -56,7 +64,9 @@ fn parse_tree(xml: &str) -> Result<Element, String> {
     let mut stack: Vec<Element> = vec![Element::default()];
     loop {
         let pos = reader.buffer_position();
-        let event = reader.read_event().map_err(|e| format!("XML error at byte {pos}: {e}"))?;
+        let event = reader
+            .read_event()
+            .map_err(|e| format!("XML error at byte {pos}: {e}"))?;
         match event {
             Event::Start(e) => {
                 stack.push(open_element(&e)?);
@@ -75,10 +85,13 @@ fn parse_tree(xml: &str) -> Result<Element, String> {
                 }
             }
             Event::Text(t) => {
-                let text = t.unescape().map_err(|e| format!("XML text error at byte {pos}: {e}"))?;
+                let text = t
+                    .unescape()
+                    .map_err(|e| format!("XML text error at byte {pos}: {e}"))?;
                 if let Some(top) = stack.last_mut() {
                     // Only short texts matter (names, values); long prose is not kept.
-                    if top.name != "description" && top.name != "prologue" && top.name != "epilogue" {
+                    if top.name != "description" && top.name != "prologue" && top.name != "epilogue"
+                    {
                         top.text.push_str(&text);
                     }
                 }
@@ -112,34 +125,51 @@ fn open_element(e: &quick_xml::events::BytesStart<'_>) -> Result<Element, String
             .into_owned();
         attrs.push((key, value));
     }
-    Ok(Element { name, attrs, ..Element::default() })
+    Ok(Element {
+        name,
+        attrs,
+        ..Element::default()
+    })
 }
 
 /// Reads a HED schema XML document into the compact data form.
 pub fn import_xml(xml: &str) -> Result<SchemaData, String> {
     let root = parse_tree(xml)?;
-    let version = root.attr("version").ok_or("the <HED> element has no version")?.to_string();
+    let version = root
+        .attr("version")
+        .ok_or("the <HED> element has no version")?
+        .to_string();
     let mut data = SchemaData {
         version,
         library: root.attr("library").unwrap_or_default().to_string(),
         with_standard: root.attr("withStandard").unwrap_or_default().to_string(),
-        unmerged: root.attr("unmerged").is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        unmerged: root
+            .attr("unmerged")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
         ..SchemaData::default()
     };
-    let schema = root.child("schema").ok_or("the schema has no <schema> section")?;
+    let schema = root
+        .child("schema")
+        .ok_or("the schema has no <schema> section")?;
     for node in schema.children_named("node") {
         add_node(&mut data.tags, node, None);
     }
     if let Some(section) = root.child("unitClassDefinitions") {
         for uc in section.children_named("unitClassDefinition") {
-            let mut class = UnitClassData { name: uc.child_text("name"), ..Default::default() };
+            let mut class = UnitClassData {
+                name: uc.child_text("name"),
+                ..Default::default()
+            };
             for (name, values) in uc.hed_attributes() {
                 if name == "defaultUnits" {
                     class.default = values.into_iter().next();
                 }
             }
             for unit in uc.children_named("unit") {
-                let mut u = UnitData { name: unit.child_text("name"), ..Default::default() };
+                let mut u = UnitData {
+                    name: unit.child_text("name"),
+                    ..Default::default()
+                };
                 for (name, _) in unit.hed_attributes() {
                     match name.as_str() {
                         "SIUnit" => u.si = true,
@@ -170,14 +200,21 @@ pub fn import_xml(xml: &str) -> Result<SchemaData, String> {
                 .filter(|(n, _)| n == "allowedCharacter")
                 .flat_map(|(_, values)| values)
                 .collect();
-            data.value_classes.push(ValueClassData { name: v.child_text("name"), chars });
+            data.value_classes.push(ValueClassData {
+                name: v.child_text("name"),
+                chars,
+            });
         }
     }
     Ok(data)
 }
 
 fn add_node(tags: &mut Vec<TagData>, node: &Element, parent: Option<u32>) {
-    let mut tag = TagData { n: node.child_text("name"), p: parent, ..Default::default() };
+    let mut tag = TagData {
+        n: node.child_text("name"),
+        p: parent,
+        ..Default::default()
+    };
     for (name, values) in node.hed_attributes() {
         if NODE_FLAGS.contains(&name.as_str()) {
             tag.f.push(name);

@@ -32,7 +32,10 @@ fn to_issue(h: &HedIssue, location: &str, detail: &str) -> Issue {
 
 /// Checks the dataset's HED annotations (nothing when it declares no `HEDVersion`).
 pub(crate) fn check(ds: &Dataset, schema_dirs: &[PathBuf], out: &mut Vec<Issue>) {
-    let version = ds.dataset_value().get("dataset_description").get("HEDVersion");
+    let version = ds
+        .dataset_value()
+        .get("dataset_description")
+        .get("HEDVersion");
     if version.is_null() {
         return;
     }
@@ -45,9 +48,7 @@ pub(crate) fn check(ds: &Dataset, schema_dirs: &[PathBuf], out: &mut Vec<Issue>)
         }
     };
     let files = ds.files();
-    let tables: Vec<usize> = (0..files.len())
-        .filter(|&i| is_table(&files[i]))
-        .collect();
+    let tables: Vec<usize> = (0..files.len()).filter(|&i| is_table(&files[i])).collect();
     let defs = dataset_definitions(ds, &schemas);
     let issues: Vec<Issue> = tables
         .par_iter()
@@ -63,7 +64,10 @@ fn is_table(f: &FileEntry) -> bool {
 /// Definitions from the `HED` entries of every JSON sidecar of tables in the dataset.
 fn dataset_definitions(ds: &Dataset, schemas: &HedSchemas) -> Definitions {
     let empty = Definitions::default();
-    let gatherer = Checker { schemas, defs: &empty };
+    let gatherer = Checker {
+        schemas,
+        defs: &empty,
+    };
     let mut defs = Definitions::default();
     let mut ignored = Vec::new();
     for (i, f) in ds.files().iter().enumerate() {
@@ -90,13 +94,20 @@ fn table_rows(columns: &Value) -> Option<(Vec<String>, Vec<Vec<String>>)> {
             c.as_array()
                 .unwrap_or_default()
                 .iter()
-                .map(|v| v.as_str().map_or_else(|| v.to_json().to_string(), str::to_string))
+                .map(|v| {
+                    v.as_str()
+                        .map_or_else(|| v.to_json().to_string(), str::to_string)
+                })
                 .collect()
         })
         .collect();
     let n = cols.iter().map(Vec::len).max().unwrap_or(0);
     let rows = (0..n)
-        .map(|r| cols.iter().map(|c| c.get(r).cloned().unwrap_or_default()).collect())
+        .map(|r| {
+            cols.iter()
+                .map(|c| c.get(r).cloned().unwrap_or_default())
+                .collect()
+        })
         .collect();
     Some((header, rows))
 }
@@ -131,7 +142,11 @@ fn check_table(ds: &Dataset, idx: usize, schemas: &HedSchemas, defs: &Definition
     let mut failed = false;
     for si in &sidecar_issues {
         failed |= !si.issue.warning;
-        let origin = merge.sources.get(&si.key).cloned().unwrap_or_else(|| fallback.clone());
+        let origin = merge
+            .sources
+            .get(&si.key)
+            .cloned()
+            .unwrap_or_else(|| fallback.clone());
         let detail = format!(" (sidecar key \"{}\")", si.key);
         if !origin.is_empty() {
             out.push(to_issue(&si.issue, &origin, &detail));
@@ -149,11 +164,16 @@ fn check_table(ds: &Dataset, idx: usize, schemas: &HedSchemas, defs: &Definition
     let (row_issues, _) = check_events(&checker, &sidecar, &header, &rows);
     let mut seen: HashMap<(Option<usize>, &'static str, String), ()> = HashMap::default();
     for ri in row_issues {
-        if seen.insert((ri.line, ri.issue.code, ri.issue.message.clone()), ()).is_some() {
+        if seen
+            .insert((ri.line, ri.issue.code, ri.issue.message.clone()), ())
+            .is_some()
+        {
             continue;
         }
         match ri.line {
-            Some(line) => out.push(to_issue(&ri.issue, location, &format!(" (TSV line {line})")).line(line)),
+            Some(line) => {
+                out.push(to_issue(&ri.issue, location, &format!(" (TSV line {line})")).line(line))
+            }
             None => out.push(to_issue(&ri.issue, location, "")),
         }
     }
