@@ -315,8 +315,12 @@ fn assemble(
         let Some(text) = contribution(name, issues) else {
             continue;
         };
+        if name == "HED" || !text.contains('{') {
+            pieces.push(text);
+            continue;
+        }
         let (tree, syntax) = parse(&text);
-        if name != "HED" && !splice_names(&text).is_empty() && syntax.is_empty() {
+        if !splice_names(&text).is_empty() && syntax.is_empty() {
             let mut nested = Vec::new();
             let filled = render(&tree.items, &mut |n: &str| contribution(n, &mut nested));
             issues.extend(nested);
@@ -351,18 +355,23 @@ pub fn check_events(
     }
     let mut assembled = Vec::with_capacity(rows.len());
     let mut events: Vec<(usize, Option<String>, Vec<Node>)> = Vec::new();
+    let mut memo: HashMap<String, (Vec<HedIssue>, Vec<Node>, bool)> = HashMap::default();
     for (i, row) in rows.iter().enumerate() {
         let line = i + 2;
         let text = assemble(sidecar, &spliced, header, row, line, &mut issues);
-        let checked = checker.check(&text, Role::Event, false);
-        let failed = checked.issues.iter().any(|x| !x.warning);
-        issues.extend(checked.issues.into_iter().map(|issue| RowIssue {
+        // Rows of a table repeat the same few annotations: each distinct one is checked once.
+        let checked = memo.entry(text.clone()).or_insert_with(|| {
+            let c = checker.check(&text, Role::Event, false);
+            let failed = c.issues.iter().any(|x| !x.warning);
+            (c.issues, c.nodes, failed)
+        });
+        issues.extend(checked.0.iter().map(|issue| RowIssue {
             line: Some(line),
-            issue,
+            issue: issue.clone(),
         }));
         let onset = onset_col.and_then(|c| row.get(c)).cloned();
-        if !failed {
-            events.push((line, onset, checked.nodes));
+        if !checked.2 {
+            events.push((line, onset, checked.1.clone()));
         }
         assembled.push(text);
     }

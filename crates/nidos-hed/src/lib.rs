@@ -1,6 +1,7 @@
 //! HED (Hierarchical Event Descriptors) for nidos: schemas as data, the HED string parser, and
 //! the validation of strings, sidecars and events files against the HED specification.
 //! Knows nothing about the rest of nidos; `nidos-validate` calls it.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod check;
 pub mod data;

@@ -164,37 +164,33 @@ impl HedSchema {
         let Some(uc) = self.unit_classes.get(class) else {
             return false;
         };
-        uc.units.iter().any(|u| self.unit_form_matches(u, unit))
+        let lower = unit.to_lowercase();
+        uc.units.iter().any(|u| self.unit_form_matches(u, unit, &lower))
     }
 
-    fn unit_form_matches(&self, u: &Unit, written: &str) -> bool {
+    fn unit_form_matches(&self, u: &Unit, written: &str, lower: &str) -> bool {
+        let name_lower = u.name.to_lowercase();
         if u.symbol {
             if written == u.name {
                 return true;
             }
-        } else if written.eq_ignore_ascii_case(&u.name) || plural_of(written, &u.name) {
+        } else if lower == name_lower || plural_of(lower, &name_lower) {
             return true;
         }
         if !u.si {
             return false;
         }
-        for (m, is_symbol) in &self.unit_modifiers {
+        self.unit_modifiers.iter().any(|(m, is_symbol)| {
             if u.symbol && *is_symbol {
-                if let Some(rest) = written.strip_prefix(m.as_str()) {
-                    if rest == u.name {
-                        return true;
-                    }
-                }
+                written.strip_prefix(m.as_str()) == Some(u.name.as_str())
             } else if !u.symbol && !*is_symbol {
-                let wl = written.to_lowercase();
-                if let Some(rest) = wl.strip_prefix(&m.to_lowercase()) {
-                    if rest == u.name.to_lowercase() || plural_of(rest, &u.name) {
-                        return true;
-                    }
-                }
+                lower
+                    .strip_prefix(m.to_lowercase().as_str())
+                    .is_some_and(|rest| rest == name_lower || plural_of(rest, &name_lower))
+            } else {
+                false
             }
-        }
-        false
+        })
     }
 }
 
