@@ -22,14 +22,14 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let empty = Definitions::default();
-    let gatherer = Checker { schemas: &schemas, defs: &empty };
+    let gatherer = Checker::new(&schemas, &empty);
     let mut ignored = Vec::new();
     let mut defs = Definitions::default();
     defs.gather(&gatherer, "(Definition/Acc/#, (Acceleration/# m-per-s^2, Red)), (Definition/Col, (Blue))", &mut ignored);
     if mode & 1 == 1 {
         defs.gather(&gatherer, &s, &mut ignored);
     }
-    let checker = Checker { schemas: &schemas, defs: &defs };
+    let checker = Checker::new(&schemas, &defs);
     let role = match mode % 3 {
         0 => Role::Event,
         1 => Role::SidecarValue,

@@ -2,6 +2,8 @@
 //! placement of group-bound and top-level tags, definitions, `Def`/`Def-expand` use and the
 //! shape of temporal groups (`Onset`, `Offset`, `Inset`, `Duration`, `Delay`).
 
+use std::cell::RefCell;
+
 use foldhash::HashMap;
 
 use crate::defs::Definitions;
@@ -80,7 +82,13 @@ pub enum Role {
 pub struct Checker<'a> {
     pub schemas: &'a HedSchemas,
     pub defs: &'a Definitions,
+    /// Resolutions already made, by tag text and placeholder rule (annotations repeat the
+    /// same tags row after row).
+    resolved: RefCell<HashMap<(String, bool), (Option<Resolved>, Vec<HedIssue>)>>,
 }
+
+/// Distinct tags a checker remembers before it stops adding to its cache.
+const CACHE_LIMIT: usize = 1 << 14;
 
 /// The result of checking one string.
 pub struct Checked {
@@ -92,7 +100,40 @@ fn e(code: &'static str, at: usize, msg: impl Into<String>) -> HedIssue {
     HedIssue::error(code, msg).at(at)
 }
 
-impl Checker<'_> {
+impl<'a> Checker<'a> {
+    pub fn new(schemas: &'a HedSchemas, defs: &'a Definitions) -> Self {
+        Checker {
+            schemas,
+            defs,
+            resolved: RefCell::new(HashMap::default()),
+        }
+    }
+
+    /// [`resolve`], remembered per tag text; offsets are those of `t`.
+    fn resolve_cached(
+        &self,
+        t: &TagToken,
+        placeholders: Placeholders,
+        issues: &mut Vec<HedIssue>,
+    ) -> Option<Resolved> {
+        let key = (t.text.clone(), placeholders == Placeholders::Allowed);
+        if let Some((r, found)) = self.resolved.borrow().get(&key) {
+            issues.extend(found.iter().cloned().map(|i| i.at(t.start)));
+            return r.clone().map(|mut r| {
+                r.token = t.clone();
+                r
+            });
+        }
+        let mut found = Vec::new();
+        let r = resolve(t, self.schemas, placeholders, &mut found);
+        issues.extend(found.iter().cloned());
+        let mut cache = self.resolved.borrow_mut();
+        if cache.len() < CACHE_LIMIT {
+            cache.insert(key, (r.clone(), found));
+        }
+        r
+    }
+
     /// Parses and resolves `s` without the structural checks.
     pub fn resolve_string(
         &self,
@@ -118,9 +159,7 @@ impl Checker<'_> {
         items
             .iter()
             .map(|item| match item {
-                Item::Tag(t) => {
-                    Node::Tag(t.clone(), resolve(t, self.schemas, placeholders, issues))
-                }
+                Item::Tag(t) => Node::Tag(t.clone(), self.resolve_cached(t, placeholders, issues)),
                 Item::Group(g) => {
                     Node::Group(self.resolve_items(&g.items, placeholders, issues), g.start)
                 }

@@ -2,6 +2,8 @@
 //! events row from its sidecar entries and its `HED` column, and the checks across rows
 //! (repeated expressions in rows sharing an onset, `Onset`/`Offset`/`Inset` consistency).
 
+use std::rc::Rc;
+
 use foldhash::{HashMap, HashSet};
 use serde_json::Value;
 
@@ -269,7 +271,7 @@ fn assemble(
     row: &[String],
     line: usize,
     issues: &mut Vec<RowIssue>,
-) -> String {
+) -> Vec<String> {
     let cell = |name: &str| -> Option<&str> {
         header
             .iter()
@@ -330,7 +332,7 @@ fn assemble(
         }
     }
     pieces.retain(|p| !p.trim().is_empty());
-    pieces.join(", ")
+    pieces
 }
 
 /// Checks an events table: each assembled row, then the rows together.
@@ -354,63 +356,162 @@ pub fn check_events(
         });
     }
     let mut assembled = Vec::with_capacity(rows.len());
-    let mut events: Vec<(usize, Option<String>, Vec<Node>)> = Vec::new();
-    let mut memo: HashMap<String, (Vec<HedIssue>, Vec<Node>, bool)> = HashMap::default();
+    let mut events: Vec<Event> = Vec::new();
+    // Each row is the concatenation of a few pieces (sidecar entries, the HED cell) that
+    // repeat row after row: each distinct piece is checked once, then the pieces of a row
+    // are checked together for what only the whole row shows (repeats, unique tags).
+    let mut memo: HashMap<String, Rc<Piece>> = HashMap::default();
+    let mut all_valid = true;
     for (i, row) in rows.iter().enumerate() {
         let line = i + 2;
-        let text = assemble(sidecar, &spliced, header, row, line, &mut issues);
-        // Rows of a table repeat the same few annotations: each distinct one is checked once.
-        let checked = memo.entry(text.clone()).or_insert_with(|| {
-            let c = checker.check(&text, Role::Event, false);
-            let failed = c.issues.iter().any(|x| !x.warning);
-            (c.issues, c.nodes, failed)
-        });
-        issues.extend(checked.0.iter().map(|issue| RowIssue {
-            line: Some(line),
-            issue: issue.clone(),
-        }));
-        let onset = onset_col.and_then(|c| row.get(c)).cloned();
-        if !checked.2 {
-            events.push((line, onset, checked.1.clone()));
+        let texts = assemble(sidecar, &spliced, header, row, line, &mut issues);
+        let mut pieces = Vec::with_capacity(texts.len());
+        for text in &texts {
+            let piece = match memo.get(text) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = Rc::new(Piece::check(checker, text));
+                    if memo.len() < MEMO_LIMIT {
+                        memo.insert(text.clone(), p.clone());
+                    }
+                    p
+                }
+            };
+            pieces.push(piece);
         }
-        assembled.push(text);
+        let mut failed = false;
+        for p in &pieces {
+            failed |= p.failed;
+            issues.extend(p.issues.iter().map(|issue| RowIssue {
+                line: Some(line),
+                issue: issue.clone(),
+            }));
+        }
+        if !failed && pieces.len() > 1 {
+            failed = check_row_whole(&pieces, line, &mut issues);
+        }
+        all_valid &= !failed;
+        let onset = onset_col.and_then(|c| row.get(c)).cloned();
+        events.push((line, onset, pieces));
+        assembled.push(texts.join(", "));
     }
     // Rows are compared with each other only when each is valid on its own.
-    if events.len() == rows.len() {
+    if all_valid {
         check_across_rows(&events, &mut issues);
     }
     (issues, assembled)
 }
 
-/// Rows sharing an onset form one event; temporal groups must pair up across events.
-fn check_across_rows(events: &[(usize, Option<String>, Vec<Node>)], issues: &mut Vec<RowIssue>) {
-    // Group by onset value (rows need not be sorted).
-    let mut by_onset: Vec<(Option<f64>, Option<String>, Vec<usize>)> = Vec::new();
-    for (idx, (_, onset, _)) in events.iter().enumerate() {
-        let key = onset.clone().filter(|o| !is_na(o));
-        let num = key.as_deref().and_then(|o| o.trim().parse::<f64>().ok());
-        match by_onset
-            .iter_mut()
-            .find(|(_, k, _)| *k == key && key.is_some())
-        {
-            Some(entry) => entry.2.push(idx),
-            None => by_onset.push((num, key, vec![idx])),
+/// Distinct pieces remembered per table.
+const MEMO_LIMIT: usize = 1 << 14;
+
+/// A row: its line, its onset cell, its checked pieces.
+type Event = (usize, Option<String>, Vec<Rc<Piece>>);
+
+/// One checked piece of a row annotation.
+struct Piece {
+    issues: Vec<HedIssue>,
+    nodes: Vec<Node>,
+    failed: bool,
+    /// Distinct keys of the top-level items.
+    top_keys: Vec<String>,
+    /// Schema nodes of `unique` tags.
+    unique: Vec<(usize, String)>,
+}
+
+impl Piece {
+    fn check(checker: &Checker<'_>, text: &str) -> Piece {
+        let c = checker.check(text, Role::Event, false);
+        let failed = c.issues.iter().any(|x| !x.warning);
+        let mut top_keys: Vec<String> = c.nodes.iter().map(Node::key).collect();
+        top_keys.sort();
+        top_keys.dedup();
+        let unique = all_nodes(&c.nodes)
+            .into_iter()
+            .filter_map(Node::resolved)
+            .filter(|r| r.unique)
+            .map(|r| (r.node, r.token.text.clone()))
+            .collect();
+        Piece {
+            issues: c.issues,
+            nodes: c.nodes,
+            failed,
+            top_keys,
+            unique,
         }
     }
-    for (_, _, members) in &by_onset {
+}
+
+/// Repeats and unique tags across the pieces of one row; true when something was wrong.
+fn check_row_whole(pieces: &[Rc<Piece>], line: usize, issues: &mut Vec<RowIssue>) -> bool {
+    let mut keys: HashSet<&str> = HashSet::default();
+    let mut uniques: HashSet<usize> = HashSet::default();
+    let mut bad = false;
+    for p in pieces {
+        for k in &p.top_keys {
+            if !keys.insert(k.as_str()) {
+                bad = true;
+                issues.push(RowIssue {
+                    line: Some(line),
+                    issue: HedIssue::error(
+                        "TAG_EXPRESSION_REPEATED",
+                        format!("the expression \"{k}\" appears twice in the row's annotation"),
+                    ),
+                });
+            }
+        }
+        let mut own: HashSet<usize> = HashSet::default();
+        for (node, text) in &p.unique {
+            if own.insert(*node) && !uniques.insert(*node) {
+                bad = true;
+                issues.push(RowIssue {
+                    line: Some(line),
+                    issue: HedIssue::error(
+                        "TAG_NOT_UNIQUE",
+                        format!("tag \"{text}\" may appear only once in an event"),
+                    ),
+                });
+            }
+        }
+    }
+    bad
+}
+
+/// Rows sharing an onset form one event; temporal groups must pair up across events.
+fn check_across_rows(events: &[Event], issues: &mut Vec<RowIssue>) {
+    // Group by onset value (rows need not be sorted).
+    let mut by_onset: Vec<Vec<usize>> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::default();
+    for (idx, (_, onset, _)) in events.iter().enumerate() {
+        match onset.as_deref().filter(|o| !is_na(o)) {
+            Some(key) => match index.get(key) {
+                Some(&g) => by_onset[g].push(idx),
+                None => {
+                    index.insert(key, by_onset.len());
+                    by_onset.push(vec![idx]);
+                }
+            },
+            None => by_onset.push(vec![idx]),
+        }
+    }
+    for members in &by_onset {
         if members.len() < 2 {
             continue;
         }
-        let mut seen: HashMap<String, ()> = HashMap::default();
+        let mut seen: HashSet<&str> = HashSet::default();
         for &m in members {
-            let (line, _, nodes) = &events[m];
-            for n in nodes {
-                if seen.insert(n.key(), ()).is_some() {
+            let (line, _, pieces) = &events[m];
+            let row_keys: HashSet<&str> = pieces
+                .iter()
+                .flat_map(|p| p.top_keys.iter().map(String::as_str))
+                .collect();
+            for k in row_keys {
+                if !seen.insert(k) {
                     issues.push(RowIssue {
                         line: Some(*line),
                         issue: HedIssue::error(
                             "TAG_EXPRESSION_REPEATED",
-                            "an expression repeats one of another row with the same onset",
+                            format!("the expression \"{k}\" repeats one of another row with the same onset"),
                         ),
                     });
                 }
@@ -419,12 +520,12 @@ fn check_across_rows(events: &[(usize, Option<String>, Vec<Node>)], issues: &mut
     }
     // Temporal markers at their effective times (onset plus any Delay), in time order.
     let mut markers: Vec<(f64, usize, Special, String)> = Vec::new();
-    for (line, onset, nodes) in events {
+    for (line, onset, pieces) in events {
         let time = onset
             .as_deref()
             .filter(|o| !is_na(o))
             .and_then(|o| o.trim().parse::<f64>().ok());
-        for n in nodes {
+        for n in pieces.iter().flat_map(|p| p.nodes.iter()) {
             let Node::Group(items, _) = n else {
                 continue;
             };

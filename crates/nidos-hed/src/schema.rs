@@ -165,7 +165,9 @@ impl HedSchema {
             return false;
         };
         let lower = unit.to_lowercase();
-        uc.units.iter().any(|u| self.unit_form_matches(u, unit, &lower))
+        uc.units
+            .iter()
+            .any(|u| self.unit_form_matches(u, unit, &lower))
     }
 
     fn unit_form_matches(&self, u: &Unit, written: &str, lower: &str) -> bool {

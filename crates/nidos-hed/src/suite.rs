@@ -70,10 +70,7 @@ pub fn run_item(
         Err(issue) => return vec![issue],
     };
     let empty = Definitions::default();
-    let gatherer = Checker {
-        schemas: &schemas,
-        defs: &empty,
-    };
+    let gatherer = Checker::new(&schemas, &empty);
     let (mut defs, mut issues) = Definitions::from_strings(&gatherer, definitions);
 
     let sidecar_value = match kind {
@@ -88,10 +85,7 @@ pub fn run_item(
     for (_, s) in sidecar.strings() {
         defs.gather(&gatherer, s, &mut issues);
     }
-    let checker = Checker {
-        schemas: &schemas,
-        defs: &defs,
-    };
+    let checker = Checker::new(&schemas, &defs);
     issues.extend(sidecar_issues.into_iter().map(|i| i.issue));
     match kind {
         ItemKind::String => {

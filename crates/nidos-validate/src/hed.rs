@@ -64,10 +64,7 @@ fn is_table(f: &FileEntry) -> bool {
 /// Definitions from the `HED` entries of every JSON sidecar of tables in the dataset.
 fn dataset_definitions(ds: &Dataset, schemas: &HedSchemas) -> Definitions {
     let empty = Definitions::default();
-    let gatherer = Checker {
-        schemas,
-        defs: &empty,
-    };
+    let gatherer = Checker::new(schemas, &empty);
     let mut defs = Definitions::default();
     let mut ignored = Vec::new();
     for (i, f) in ds.files().iter().enumerate() {
@@ -129,7 +126,7 @@ fn check_table(ds: &Dataset, idx: usize, schemas: &HedSchemas, defs: &Definition
     if sidecar.is_empty() && !header.iter().any(|h| h == "HED") && shape.is_empty() {
         return out;
     }
-    let checker = Checker { schemas, defs };
+    let checker = Checker::new(schemas, defs);
     // Definitions named twice within this file's sidecars.
     let mut dup = Vec::new();
     let mut local = Definitions::default();
