@@ -624,7 +624,17 @@ fn anchor_name(items: &[Node]) -> Option<String> {
     None
 }
 
-/// Tags of the assembled rows, for callers that want them (unused nodes are dropped).
-pub fn tag_count(nodes: &[Node]) -> usize {
-    all_nodes(nodes).len()
+/// The annotation of each row as assembled from the sidecar and the `HED` column (no checks;
+/// a row without HED gives an empty string). What the `hed` context field shows.
+pub fn assemble_rows(sidecar: &SidecarHed, header: &[String], rows: &[Vec<String>]) -> Vec<String> {
+    let spliced = sidecar.spliced_columns();
+    let mut ignored = Vec::new();
+    rows.iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let pieces = assemble(sidecar, &spliced, header, row, i + 2, &mut ignored);
+            ignored.clear();
+            pieces.join(", ")
+        })
+        .collect()
 }
