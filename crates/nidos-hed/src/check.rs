@@ -84,8 +84,11 @@ pub struct Checker<'a> {
     pub defs: &'a Definitions,
     /// Resolutions already made, by tag text and placeholder rule (annotations repeat the
     /// same tags row after row).
-    resolved: RefCell<HashMap<(String, bool), (Option<Resolved>, Vec<HedIssue>)>>,
+    resolved: RefCell<HashMap<(String, bool), Resolution>>,
 }
+
+/// A tag's resolution and the issues it gave.
+type Resolution = (Option<Resolved>, Vec<HedIssue>);
 
 /// Distinct tags a checker remembers before it stops adding to its cache.
 const CACHE_LIMIT: usize = 1 << 14;
