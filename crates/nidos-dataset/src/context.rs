@@ -405,6 +405,12 @@ impl<'a> FileContext<'a> {
         })
     }
 
+    /// The parsed table of a `.tsv`/`.tsv.gz` file (`None` for other files or an unreadable
+    /// table); loaded once, like the `columns` field.
+    pub fn table(&self) -> Option<&crate::loaders::tsv::Table> {
+        self.columns().as_ref().and_then(|t| t.table.as_ref())
+    }
+
     /// For a table with HED (a `HED` column, or `HED` entries in its sidecars): each row's
     /// annotation as assembled from the sidecar entries of its cells and its `HED` cell, as
     /// the HED validator sees it. Null for other files.

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use foldhash::HashMap;
 use nidos_dataset::{Dataset, FileEntry};
-use nidos_expr::{Context, Value};
+use nidos_expr::Context;
 use nidos_hed::check::Checker;
 use nidos_hed::defs::Definitions;
 use nidos_hed::events::{check_events, SidecarHed, SidecarIssue};
@@ -81,34 +81,6 @@ fn dataset_definitions(ds: &Dataset, schemas: &HedSchemas) -> Definitions {
     defs
 }
 
-/// The table's header and rows as text (cells as read).
-fn table_rows(columns: &Value) -> Option<(Vec<String>, Vec<Vec<String>>)> {
-    let obj = columns.as_object()?;
-    let header: Vec<String> = obj.keys().map(|k| k.to_string()).collect();
-    let cols: Vec<Vec<String>> = obj
-        .values()
-        .map(|c| {
-            c.as_array()
-                .unwrap_or_default()
-                .iter()
-                .map(|v| {
-                    v.as_str()
-                        .map_or_else(|| v.to_json().to_string(), str::to_string)
-                })
-                .collect()
-        })
-        .collect();
-    let n = cols.iter().map(Vec::len).max().unwrap_or(0);
-    let rows = (0..n)
-        .map(|r| {
-            cols.iter()
-                .map(|c| c.get(r).cloned().unwrap_or_default())
-                .collect()
-        })
-        .collect();
-    Some((header, rows))
-}
-
 fn check_table(ds: &Dataset, idx: usize, schemas: &HedSchemas, defs: &Definitions) -> Vec<Issue> {
     let mut out = Vec::new();
     let ctx = ds.context_at(idx);
@@ -119,10 +91,10 @@ fn check_table(ds: &Dataset, idx: usize, schemas: &HedSchemas, defs: &Definition
     let merge = ctx.sidecar_merge();
     let mut shape: Vec<SidecarIssue> = Vec::new();
     let sidecar = SidecarHed::read(&merge.value.to_json(), &mut shape);
-    let columns = ctx.lookup("columns");
-    let Some((header, rows)) = table_rows(&columns) else {
+    let Some(table) = ctx.table() else {
         return out;
     };
+    let header = &table.headers;
     if sidecar.is_empty() && !header.iter().any(|h| h == "HED") && shape.is_empty() {
         return out;
     }
@@ -158,7 +130,17 @@ fn check_table(ds: &Dataset, idx: usize, schemas: &HedSchemas, defs: &Definition
     if failed {
         return out;
     }
-    let (row_issues, _) = check_events(&checker, &sidecar, &header, &rows);
+    let n = table.kept_rows();
+    let rows: Vec<Vec<String>> = (0..n)
+        .map(|r| {
+            table
+                .columns
+                .iter()
+                .map(|c| c.get(r).cloned().unwrap_or_default())
+                .collect()
+        })
+        .collect();
+    let (row_issues, _) = check_events(&checker, &sidecar, header, &rows);
     let mut seen: HashMap<(Option<usize>, &'static str, String), ()> = HashMap::default();
     for ri in row_issues {
         if seen
