@@ -7,13 +7,14 @@ SECS=${1:-600}
 mkdir -p logs
 run() {
   t=$1
+  [ -n "$t" ] || return 0
   mkdir -p corpus/$t seeds/$t
   RUSTC_BOOTSTRAP=1 cargo fuzz run -O $t corpus/$t seeds/$t -- \
     -max_total_time=$SECS -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
     > logs/$t.log 2>&1
   echo "$t exit $?" >> logs/summary.txt
 }
-for pair in "json_sidecar tsv" "nifti gzip_header" "tiff filename" "schema parse_eval"; do
+for pair in "json_sidecar tsv" "nifti gzip_header" "tiff filename" "schema parse_eval" "hed_string"; do
   set -- $pair
-  run $1 & run $2 & wait
+  run $1 & run ${2:-} & wait
 done

@@ -12,6 +12,7 @@ mod bench;
 mod bench_small;
 mod conformance;
 mod coverage;
+mod hed_import;
 mod sortdiff;
 
 use std::path::{Path, PathBuf};
@@ -26,8 +27,9 @@ fn main() -> Result<()> {
         Some("bench-small") => bench_small::run(&args[1..]),
         Some("sort-diff") => sortdiff::run(&args[1..]),
         Some("schema-coverage") => coverage::run(&args[1..]),
+        Some("hed-import") => hed_import::run(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench | bench-small | sort-diff | schema-coverage --against COMPILED.json"
+            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench | bench-small | sort-diff | schema-coverage --against COMPILED.json | hed-import SCHEMA.xml [-o FILE]"
         ),
     }
 }

@@ -51,6 +51,10 @@ pub struct Args {
     /// Report these modalities as errors when present.
     #[arg(long = "blacklist-modalities", visible_alias = "blacklistModalities", num_args = 1..)]
     pub blacklist_modalities: Vec<String>,
+    /// A directory with extra HED schemas (`HED8.0.0.xml`, `HED_score_1.2.0.xml`, or the
+    /// `.json.gz` form `cargo xtask hed-import` writes), searched before the bundled ones.
+    #[arg(long = "hed-schema-dir", value_name = "DIR")]
+    pub hed_schema_dir: Vec<std::path::PathBuf>,
     /// Number of worker threads (default: one per CPU).
     #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
@@ -101,6 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         progress: None,
         // With --recursive, each dataset is freed before the next is opened.
         process_exits_after: !args.recursive,
+        hed_schema_dirs: args.hed_schema_dir.clone(),
     };
     let engine = Engine::new(&loaded.schema);
     timer.lap("prepare engine");
@@ -290,6 +295,7 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
         blacklist_modalities: opts.blacklist_modalities.clone(),
         progress: None,
         process_exits_after: false,
+        hed_schema_dirs: opts.hed_schema_dirs.clone(),
     };
     let validate = |s: &Schema| Engine::new(s).validate(dir, &quiet).ok();
     nidos_validate::pinning::explain_later_versions(

@@ -33,6 +33,7 @@ pub const CONTEXT_NAMES: &[&str] = &[
     "nifti_header",
     "ome",
     "tiff",
+    "hed",
 ];
 
 /// The evaluation context of one file.
@@ -47,6 +48,8 @@ pub struct FileContext<'a> {
     /// The gzip and NIfTI parts, read together (see [`FileContext::headers`]).
     headers: OnceCell<(HeaderLoad, HeaderLoad)>,
     tiff: OnceCell<(HeaderLoad, HeaderLoad)>,
+    /// The assembled HED annotation of each row of a table (see [`FileContext::hed`]).
+    hed: OnceCell<Value>,
 }
 
 impl Dataset {
@@ -73,6 +76,7 @@ impl Dataset {
             json: OnceCell::new(),
             headers: OnceCell::new(),
             tiff: OnceCell::new(),
+            hed: OnceCell::new(),
         }
     }
 
@@ -415,6 +419,43 @@ impl<'a> FileContext<'a> {
         })
     }
 
+    /// The parsed table of a `.tsv`/`.tsv.gz` file (`None` for other files or an unreadable
+    /// table); loaded once, like the `columns` field.
+    pub fn table(&self) -> Option<&crate::loaders::tsv::Table> {
+        self.columns().as_ref().and_then(|t| t.table.as_ref())
+    }
+
+    /// For a table with HED (a `HED` column, or `HED` entries in its sidecars): each row's
+    /// annotation as assembled from the sidecar entries of its cells and its `HED` cell, as
+    /// the HED validator sees it. Null for other files.
+    fn hed(&self) -> &Value {
+        self.hed.get_or_init(|| {
+            let Some(Some(table)) = self.columns().as_ref().map(|t| t.table.as_ref()) else {
+                return Value::Null;
+            };
+            let mut ignored = Vec::new();
+            let sidecar = nidos_hed::events::SidecarHed::read(
+                &self.sidecar_merge().value.to_json(),
+                &mut ignored,
+            );
+            if sidecar.is_empty() && !table.headers.iter().any(|h| h == "HED") {
+                return Value::Null;
+            }
+            let n = table.kept_rows();
+            let rows: Vec<Vec<String>> = (0..n)
+                .map(|r| {
+                    table
+                        .columns
+                        .iter()
+                        .map(|c| c.get(r).cloned().unwrap_or_default())
+                        .collect()
+                })
+                .collect();
+            let strings = nidos_hed::events::assemble_rows(&sidecar, &table.headers, &rows);
+            Value::array(strings.into_iter().map(Value::from).collect())
+        })
+    }
+
     /// Loads every part that reads this file's own content (JSON, TSV, NIfTI, gzip,
     /// TIFF), so [`FileContext::load_issues`] reports every problem of the file.
     pub fn load_own(&self) {
@@ -532,6 +573,7 @@ impl Context for FileContext<'_> {
             "nifti_header" => Some(&self.nifti().value),
             "tiff" => Some(&self.tiff().0.value),
             "ome" => Some(&self.tiff().1.value),
+            "hed" => Some(self.hed()),
             "dataset" => Some(self.ds.dataset_value_ref()),
             "subject" => subject_of(&f.path).and_then(|s| self.ds.subject_value_ref(s)),
             "schema" => Some(self.ds.info.value_ref()),

@@ -36,6 +36,9 @@ pub struct Options {
     /// dataset's memory is left for the operating system to reclaim instead of being
     /// freed piece by piece. Otherwise it is freed on a background thread.
     pub process_exits_after: bool,
+    /// Directories with extra HED schema files (`--hed-schema-dir`), searched before the
+    /// bundled ones.
+    pub hed_schema_dirs: Vec<std::path::PathBuf>,
 }
 
 /// How far a run is: `done` of `total` files (`total` is set once the dataset is
@@ -259,6 +262,8 @@ impl<'s> Engine<'s> {
         self.dataset_checks(ds, &layout, &used_sidecars, &mut issues);
         self.blacklisted_modalities(ds, &opts.blacklist_modalities, &mut issues);
         timer.lap("dataset checks");
+        crate::hed::check(ds, &opts.hed_schema_dirs, &mut issues);
+        timer.lap("HED annotations");
 
         opts.config.apply(&mut issues);
         // The order compares every field, so an unstable sort gives the same result as

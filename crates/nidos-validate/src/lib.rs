@@ -13,6 +13,7 @@ pub mod config;
 mod engine;
 mod filenames;
 pub mod fixable;
+mod hed;
 pub mod issue;
 pub mod jsonschema;
 pub mod pinning;

@@ -1,0 +1,640 @@
+//! Sidecars and events tables: the checks of a sidecar's `HED` entries, the assembly of each
+//! events row from its sidecar entries and its `HED` column, and the checks across rows
+//! (repeated expressions in rows sharing an onset, `Onset`/`Offset`/`Inset` consistency).
+
+use std::rc::Rc;
+
+use foldhash::{HashMap, HashSet};
+use serde_json::Value;
+
+use crate::check::{all_nodes, Checker, Node, Role};
+use crate::issue::HedIssue;
+use crate::parse::{parse, Item};
+use crate::tag::Special;
+
+/// An issue of a sidecar, with the column key it is under.
+#[derive(Debug, Clone)]
+pub struct SidecarIssue {
+    pub key: String,
+    pub issue: HedIssue,
+}
+
+/// An issue of an events table, with the file line (header = 1) when it belongs to a row.
+#[derive(Debug, Clone)]
+pub struct RowIssue {
+    pub line: Option<usize>,
+    pub issue: HedIssue,
+}
+
+/// The HED annotation of one sidecar column.
+#[derive(Debug, Clone)]
+enum ColumnHed {
+    /// A value column: one string with `#`.
+    Value(String),
+    /// A categorical column: level → string.
+    Levels(Vec<(String, String)>),
+}
+
+/// The `HED` entries of a (merged) sidecar, by column.
+#[derive(Debug, Clone, Default)]
+pub struct SidecarHed {
+    columns: Vec<(String, ColumnHed)>,
+}
+
+impl SidecarHed {
+    /// Reads the `HED` entries of a sidecar object; shape problems are `SIDECAR_INVALID`.
+    pub fn read(sidecar: &Value, issues: &mut Vec<SidecarIssue>) -> Self {
+        let mut out = SidecarHed::default();
+        let Some(obj) = sidecar.as_object() else {
+            return out;
+        };
+        for (key, entry) in obj {
+            let bad = |msg: String| SidecarIssue {
+                key: key.clone(),
+                issue: HedIssue::error("SIDECAR_INVALID", msg),
+            };
+            if key == "HED" {
+                issues.push(bad(
+                    "a \"HED\" key at the top of a sidecar must be under a column name".into(),
+                ));
+                continue;
+            }
+            let Some(entry) = entry.as_object() else {
+                continue;
+            };
+            for (inner_key, inner) in entry {
+                if inner_key != "HED" && inner.as_object().is_some_and(|o| o.contains_key("HED")) {
+                    issues.push(bad(format!("column \"{key}\" has a \"HED\" key one level too deep (under \"{inner_key}\")")));
+                }
+            }
+            match entry.get("HED") {
+                None => {}
+                Some(Value::String(s)) => {
+                    out.columns.push((key.clone(), ColumnHed::Value(s.clone())))
+                }
+                Some(Value::Object(levels)) => {
+                    let mut list = Vec::new();
+                    for (level, v) in levels {
+                        if level == "n/a" {
+                            issues.push(bad(format!(
+                                "column \"{key}\" annotates \"n/a\", which stands for no value"
+                            )));
+                            continue;
+                        }
+                        match v.as_str() {
+                            Some(s) => list.push((level.clone(), s.to_string())),
+                            None => issues.push(bad(format!("the annotation of level \"{level}\" of column \"{key}\" is not a string"))),
+                        }
+                    }
+                    out.columns.push((key.clone(), ColumnHed::Levels(list)));
+                }
+                Some(_) => issues.push(bad(format!(
+                    "the \"HED\" entry of column \"{key}\" is neither a string nor an object"
+                ))),
+            }
+        }
+        out
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
+    /// Every annotation string with its column key.
+    pub fn strings(&self) -> Vec<(&str, &str)> {
+        let mut out = Vec::new();
+        for (key, col) in &self.columns {
+            match col {
+                ColumnHed::Value(s) => out.push((key.as_str(), s.as_str())),
+                ColumnHed::Levels(levels) => {
+                    out.extend(levels.iter().map(|(_, s)| (key.as_str(), s.as_str())))
+                }
+            }
+        }
+        out
+    }
+
+    fn column(&self, name: &str) -> Option<&ColumnHed> {
+        self.columns.iter().find(|(k, _)| k == name).map(|(_, c)| c)
+    }
+
+    /// Columns named in `{…}` anywhere in the sidecar: they are spliced, not added on their own.
+    fn spliced_columns(&self) -> HashSet<String> {
+        let mut out = HashSet::default();
+        for (_, s) in self.strings() {
+            for name in splice_names(s) {
+                out.insert(name);
+            }
+        }
+        out
+    }
+
+    /// Checks every annotation string, and the curly-brace references between columns.
+    pub fn check(&self, checker: &Checker<'_>) -> Vec<SidecarIssue> {
+        let mut issues = Vec::new();
+        let spliced = self.spliced_columns();
+        for (key, col) in &self.columns {
+            let deferred = spliced.contains(key);
+            let mut push = |list: Vec<HedIssue>| {
+                issues.extend(list.into_iter().map(|issue| SidecarIssue {
+                    key: key.clone(),
+                    issue,
+                }));
+            };
+            match col {
+                ColumnHed::Value(s) => push(
+                    checker
+                        .check_with(s, Role::SidecarValue, true, deferred)
+                        .issues,
+                ),
+                ColumnHed::Levels(levels) => {
+                    for (_, s) in levels {
+                        push(
+                            checker
+                                .check_with(s, Role::SidecarLevel, true, deferred)
+                                .issues,
+                        );
+                    }
+                }
+            }
+        }
+        for (key, _) in &self.columns {
+            let strings: Vec<&str> = self
+                .strings()
+                .into_iter()
+                .filter(|(k, _)| k == key)
+                .map(|(_, s)| s)
+                .collect();
+            for s in strings {
+                let (tree, _) = parse(s);
+                for t in tree.tags() {
+                    if t.text.contains('{') || t.text.contains('}') {
+                        issues.push(SidecarIssue {
+                            key: key.clone(),
+                            issue: HedIssue::error(
+                                "SIDECAR_BRACES_INVALID",
+                                format!(
+                                    "curly braces must enclose a whole tag, not part of \"{}\"",
+                                    t.text
+                                ),
+                            )
+                            .at(t.start),
+                        });
+                    }
+                }
+                for name in splice_names(s) {
+                    let msg = if name == *key {
+                        Some(format!("column \"{key}\" refers to itself with {{{name}}}"))
+                    } else if name == "HED" {
+                        None
+                    } else {
+                        match self.column(&name) {
+                            None => Some(format!("{{{name}}} names a column without a HED annotation in this sidecar")),
+                            Some(other) => {
+                                let nested = match other {
+                                    ColumnHed::Value(s) => !splice_names(s).is_empty(),
+                                    ColumnHed::Levels(l) => l.iter().any(|(_, s)| !splice_names(s).is_empty()),
+                                };
+                                nested.then(|| format!("{{{name}}} names a column whose annotation has curly braces itself"))
+                            }
+                        }
+                    };
+                    if let Some(msg) = msg {
+                        issues.push(SidecarIssue {
+                            key: key.clone(),
+                            issue: HedIssue::error("SIDECAR_BRACES_INVALID", msg),
+                        });
+                    }
+                }
+            }
+        }
+        issues
+    }
+}
+
+/// The `{name}` splices of a string.
+fn splice_names(s: &str) -> Vec<String> {
+    let (tree, _) = parse(s);
+    let mut out = Vec::new();
+    collect_splices(&tree.items, &mut out);
+    out
+}
+
+fn collect_splices(items: &[Item], out: &mut Vec<String>) {
+    for item in items {
+        match item {
+            Item::Splice(t) => out.push(
+                t.text
+                    .trim_start_matches('{')
+                    .trim_end_matches('}')
+                    .trim()
+                    .to_string(),
+            ),
+            Item::Group(g) => collect_splices(&g.items, out),
+            Item::Tag(_) => {}
+        }
+    }
+}
+
+/// Rebuilds a string with its splices replaced; empty results and emptied groups disappear.
+fn render(items: &[Item], fill: &mut dyn FnMut(&str) -> Option<String>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for item in items {
+        match item {
+            Item::Tag(t) => parts.push(t.text.clone()),
+            Item::Splice(t) => {
+                let name = t.text.trim_start_matches('{').trim_end_matches('}').trim();
+                if let Some(v) = fill(name).filter(|v| !v.trim().is_empty()) {
+                    parts.push(v);
+                }
+            }
+            Item::Group(g) => {
+                let inner = render(&g.items, fill);
+                if !inner.trim().is_empty() {
+                    parts.push(format!("({inner})"));
+                }
+            }
+        }
+    }
+    parts.join(", ")
+}
+
+fn is_na(cell: &str) -> bool {
+    cell.is_empty() || cell == "n/a"
+}
+
+/// Assembles one row's annotation from the sidecar and the `HED` column.
+fn assemble(
+    sidecar: &SidecarHed,
+    spliced: &HashSet<String>,
+    header: &[String],
+    row: &[String],
+    line: usize,
+    issues: &mut Vec<RowIssue>,
+) -> Vec<String> {
+    let cell = |name: &str| -> Option<&str> {
+        header
+            .iter()
+            .position(|h| h == name)
+            .and_then(|i| row.get(i))
+            .map(String::as_str)
+            .filter(|c| !is_na(c))
+    };
+    // The annotation a column contributes to this row, before splicing.
+    let contribution = |name: &str, issues: &mut Vec<RowIssue>| -> Option<String> {
+        if name == "HED" {
+            return cell("HED").map(str::to_string);
+        }
+        let value = cell(name)?;
+        match sidecar.column(name)? {
+            ColumnHed::Value(s) => Some(s.replace('#', value)),
+            ColumnHed::Levels(levels) => match levels.iter().find(|(l, _)| l == value) {
+                Some((_, s)) => Some(s.clone()),
+                None => {
+                    issues.push(RowIssue {
+                        line: Some(line),
+                        issue: HedIssue::warning(
+                            "SIDECAR_KEY_MISSING",
+                            format!("value \"{value}\" of column \"{name}\" has no HED annotation in the sidecar"),
+                        ),
+                    });
+                    None
+                }
+            },
+        }
+    };
+    let mut pieces = Vec::new();
+    let mut columns: Vec<&str> = header
+        .iter()
+        .map(String::as_str)
+        .filter(|h| *h != "HED")
+        .collect();
+    columns.push("HED");
+    for name in columns {
+        if spliced.contains(name) || (name != "HED" && sidecar.column(name).is_none()) {
+            continue;
+        }
+        let Some(text) = contribution(name, issues) else {
+            continue;
+        };
+        if name == "HED" || !text.contains('{') {
+            pieces.push(text);
+            continue;
+        }
+        let (tree, syntax) = parse(&text);
+        if !splice_names(&text).is_empty() && syntax.is_empty() {
+            let mut nested = Vec::new();
+            let filled = render(&tree.items, &mut |n: &str| contribution(n, &mut nested));
+            issues.extend(nested);
+            pieces.push(filled);
+        } else {
+            pieces.push(text);
+        }
+    }
+    pieces.retain(|p| !p.trim().is_empty());
+    pieces
+}
+
+/// Checks an events table: each assembled row, then the rows together.
+/// `sidecar_ok` is false when the sidecar already had errors: rows are then not checked again.
+pub fn check_events(
+    checker: &Checker<'_>,
+    sidecar: &SidecarHed,
+    header: &[String],
+    rows: &[Vec<String>],
+) -> (Vec<RowIssue>, Vec<String>) {
+    let mut issues = Vec::new();
+    let spliced = sidecar.spliced_columns();
+    let onset_col = header.iter().position(|h| h == "onset");
+    if !header.iter().any(|h| h == "HED") && spliced.contains("HED") {
+        issues.push(RowIssue {
+            line: None,
+            issue: HedIssue::warning(
+                "SIDECAR_KEY_MISSING",
+                "the sidecar splices {HED}, but the table has no HED column",
+            ),
+        });
+    }
+    let mut assembled = Vec::with_capacity(rows.len());
+    let mut events: Vec<Event> = Vec::new();
+    // Each row is the concatenation of a few pieces (sidecar entries, the HED cell) that
+    // repeat row after row: each distinct piece is checked once, then the pieces of a row
+    // are checked together for what only the whole row shows (repeats, unique tags).
+    let mut memo: HashMap<String, Rc<Piece>> = HashMap::default();
+    let mut all_valid = true;
+    for (i, row) in rows.iter().enumerate() {
+        let line = i + 2;
+        let texts = assemble(sidecar, &spliced, header, row, line, &mut issues);
+        let mut pieces = Vec::with_capacity(texts.len());
+        for text in &texts {
+            let piece = match memo.get(text) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = Rc::new(Piece::check(checker, text));
+                    if memo.len() < MEMO_LIMIT {
+                        memo.insert(text.clone(), p.clone());
+                    }
+                    p
+                }
+            };
+            pieces.push(piece);
+        }
+        let mut failed = false;
+        for p in &pieces {
+            failed |= p.failed;
+            issues.extend(p.issues.iter().map(|issue| RowIssue {
+                line: Some(line),
+                issue: issue.clone(),
+            }));
+        }
+        if !failed && pieces.len() > 1 {
+            failed = check_row_whole(&pieces, line, &mut issues);
+        }
+        all_valid &= !failed;
+        let onset = onset_col.and_then(|c| row.get(c)).cloned();
+        events.push((line, onset, pieces));
+        assembled.push(texts.join(", "));
+    }
+    // Rows are compared with each other only when each is valid on its own.
+    if all_valid {
+        check_across_rows(&events, &mut issues);
+    }
+    (issues, assembled)
+}
+
+/// Distinct pieces remembered per table.
+const MEMO_LIMIT: usize = 1 << 14;
+
+/// A row: its line, its onset cell, its checked pieces.
+type Event = (usize, Option<String>, Vec<Rc<Piece>>);
+
+/// One checked piece of a row annotation.
+struct Piece {
+    issues: Vec<HedIssue>,
+    nodes: Vec<Node>,
+    failed: bool,
+    /// Distinct keys of the top-level items.
+    top_keys: Vec<String>,
+    /// Schema nodes of `unique` tags.
+    unique: Vec<(usize, String)>,
+}
+
+impl Piece {
+    fn check(checker: &Checker<'_>, text: &str) -> Piece {
+        let c = checker.check(text, Role::Event, false);
+        let failed = c.issues.iter().any(|x| !x.warning);
+        let mut top_keys: Vec<String> = c.nodes.iter().map(Node::key).collect();
+        top_keys.sort();
+        top_keys.dedup();
+        let unique = all_nodes(&c.nodes)
+            .into_iter()
+            .filter_map(Node::resolved)
+            .filter(|r| r.unique)
+            .map(|r| (r.node, r.token.text.clone()))
+            .collect();
+        Piece {
+            issues: c.issues,
+            nodes: c.nodes,
+            failed,
+            top_keys,
+            unique,
+        }
+    }
+}
+
+/// Repeats and unique tags across the pieces of one row; true when something was wrong.
+fn check_row_whole(pieces: &[Rc<Piece>], line: usize, issues: &mut Vec<RowIssue>) -> bool {
+    let mut keys: HashSet<&str> = HashSet::default();
+    let mut uniques: HashSet<usize> = HashSet::default();
+    let mut bad = false;
+    for p in pieces {
+        for k in &p.top_keys {
+            if !keys.insert(k.as_str()) {
+                bad = true;
+                issues.push(RowIssue {
+                    line: Some(line),
+                    issue: HedIssue::error(
+                        "TAG_EXPRESSION_REPEATED",
+                        format!("the expression \"{k}\" appears twice in the row's annotation"),
+                    ),
+                });
+            }
+        }
+        let mut own: HashSet<usize> = HashSet::default();
+        for (node, text) in &p.unique {
+            if own.insert(*node) && !uniques.insert(*node) {
+                bad = true;
+                issues.push(RowIssue {
+                    line: Some(line),
+                    issue: HedIssue::error(
+                        "TAG_NOT_UNIQUE",
+                        format!("tag \"{text}\" may appear only once in an event"),
+                    ),
+                });
+            }
+        }
+    }
+    bad
+}
+
+/// Rows sharing an onset form one event; temporal groups must pair up across events.
+fn check_across_rows(events: &[Event], issues: &mut Vec<RowIssue>) {
+    // Group by onset value (rows need not be sorted).
+    let mut by_onset: Vec<Vec<usize>> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::default();
+    for (idx, (_, onset, _)) in events.iter().enumerate() {
+        match onset.as_deref().filter(|o| !is_na(o)) {
+            Some(key) => match index.get(key) {
+                Some(&g) => by_onset[g].push(idx),
+                None => {
+                    index.insert(key, by_onset.len());
+                    by_onset.push(vec![idx]);
+                }
+            },
+            None => by_onset.push(vec![idx]),
+        }
+    }
+    for members in &by_onset {
+        if members.len() < 2 {
+            continue;
+        }
+        let mut seen: HashSet<&str> = HashSet::default();
+        for &m in members {
+            let (line, _, pieces) = &events[m];
+            let row_keys: HashSet<&str> = pieces
+                .iter()
+                .flat_map(|p| p.top_keys.iter().map(String::as_str))
+                .collect();
+            for k in row_keys {
+                if !seen.insert(k) {
+                    issues.push(RowIssue {
+                        line: Some(*line),
+                        issue: HedIssue::error(
+                            "TAG_EXPRESSION_REPEATED",
+                            format!("the expression \"{k}\" repeats one of another row with the same onset"),
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    // Temporal markers at their effective times (onset plus any Delay), in time order.
+    let mut markers: Vec<(f64, usize, Special, String)> = Vec::new();
+    for (line, onset, pieces) in events {
+        let time = onset
+            .as_deref()
+            .filter(|o| !is_na(o))
+            .and_then(|o| o.trim().parse::<f64>().ok());
+        for n in pieces.iter().flat_map(|p| p.nodes.iter()) {
+            let Node::Group(items, _) = n else {
+                continue;
+            };
+            let specials: Vec<Special> = items
+                .iter()
+                .filter_map(Node::resolved)
+                .map(|r| r.special)
+                .collect();
+            let temporal = specials
+                .iter()
+                .copied()
+                .find(|s| matches!(s, Special::Onset | Special::Offset | Special::Inset));
+            let timed = temporal.is_some() || specials.contains(&Special::Delay);
+            if !timed {
+                continue;
+            }
+            let Some(time) = time else {
+                issues.push(RowIssue {
+                    line: Some(*line),
+                    issue: HedIssue::error(
+                        "TEMPORAL_TAG_ERROR",
+                        "temporal tags need a row with a numeric onset",
+                    ),
+                });
+                continue;
+            };
+            let (Some(kind), Some(anchor)) = (temporal, anchor_name(items)) else {
+                continue;
+            };
+            markers.push((time + delay_of(items), *line, kind, anchor));
+        }
+    }
+    markers.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut open: HashSet<String> = HashSet::default();
+    let mut at_time: HashSet<(u64, String)> = HashSet::default();
+    for (time, line, kind, anchor) in markers {
+        let err = |msg: String| RowIssue {
+            line: Some(line),
+            issue: HedIssue::error("TEMPORAL_TAG_ERROR", msg),
+        };
+        if !at_time.insert((time.to_bits(), anchor.clone())) {
+            issues.push(err(format!(
+                "\"{anchor}\" starts or ends more than once at the same time"
+            )));
+            continue;
+        }
+        match kind {
+            Special::Onset => {
+                open.insert(anchor);
+            }
+            Special::Offset => {
+                if !open.remove(&anchor) {
+                    issues.push(err(format!("Offset of \"{anchor}\" with no open Onset")));
+                }
+            }
+            _ => {
+                if !open.contains(&anchor) {
+                    issues.push(err(format!("Inset of \"{anchor}\" with no open Onset")));
+                }
+            }
+        }
+    }
+}
+
+/// The delay in seconds a group's `Delay` tag gives (0 without one).
+fn delay_of(items: &[Node]) -> f64 {
+    items
+        .iter()
+        .filter_map(Node::resolved)
+        .find(|r| r.special == Special::Delay)
+        .and_then(|r| r.value.as_deref())
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
+/// The definition (name and value) a temporal group refers to.
+fn anchor_name(items: &[Node]) -> Option<String> {
+    for n in items {
+        match n {
+            Node::Tag(_, Some(r)) if r.special == Special::Def => {
+                return r.value.clone().map(|v| v.to_lowercase())
+            }
+            Node::Group(inner, _) => {
+                if let Some(r) = inner
+                    .iter()
+                    .filter_map(Node::resolved)
+                    .find(|r| r.special == Special::DefExpand)
+                {
+                    return r.value.clone().map(|v| v.to_lowercase());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The annotation of each row as assembled from the sidecar and the `HED` column (no checks;
+/// a row without HED gives an empty string). What the `hed` context field shows.
+pub fn assemble_rows(sidecar: &SidecarHed, header: &[String], rows: &[Vec<String>]) -> Vec<String> {
+    let spliced = sidecar.spliced_columns();
+    let mut ignored = Vec::new();
+    rows.iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let pieces = assemble(sidecar, &spliced, header, row, i + 2, &mut ignored);
+            ignored.clear();
+            pieces.join(", ")
+        })
+        .collect()
+}

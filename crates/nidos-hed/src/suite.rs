@@ -1,0 +1,119 @@
+//! Running one item of the HED project's JSON test suite: a string, a sidecar, an events table
+//! or both, checked against the case's schema and definitions. Used by the suite test and by
+//! anyone who wants to check HED material in the same shapes.
+
+use serde_json::Value;
+
+use crate::check::{Checker, Role};
+use crate::defs::Definitions;
+use crate::events::{check_events, SidecarHed};
+use crate::issue::HedIssue;
+use crate::versions::{HedSchemas, SchemaSource};
+
+/// The kind of a test item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    String,
+    Sidecar,
+    Events,
+    Combo,
+}
+
+impl ItemKind {
+    pub fn from_key(key: &str) -> Option<Self> {
+        match key {
+            "string_tests" => Some(ItemKind::String),
+            "sidecar_tests" => Some(ItemKind::Sidecar),
+            "event_tests" => Some(ItemKind::Events),
+            "combo_tests" => Some(ItemKind::Combo),
+            _ => None,
+        }
+    }
+}
+
+/// JSON table cells as text (`4.5`, `"face"`, `0`).
+fn cell(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "n/a".into(),
+        other => other.to_string(),
+    }
+}
+
+fn table(rows: &Value) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut it = rows.as_array().into_iter().flatten();
+    let header = it
+        .next()
+        .and_then(Value::as_array)
+        .map(|h| h.iter().map(cell).collect())
+        .unwrap_or_default();
+    let body = it
+        .map(|r| {
+            r.as_array()
+                .map(|r| r.iter().map(cell).collect())
+                .unwrap_or_default()
+        })
+        .collect();
+    (header, body)
+}
+
+/// Checks one item; returns every issue found.
+pub fn run_item(
+    source: &SchemaSource,
+    schema_spec: &Value,
+    definitions: &[String],
+    kind: ItemKind,
+    item: &Value,
+) -> Vec<HedIssue> {
+    let schemas: HedSchemas = match source.load_versions(schema_spec) {
+        Ok(s) => s,
+        Err(issue) => return vec![issue],
+    };
+    let empty = Definitions::default();
+    let gatherer = Checker::new(&schemas, &empty);
+    let (mut defs, mut issues) = Definitions::from_strings(&gatherer, definitions);
+
+    let sidecar_value = match kind {
+        ItemKind::Sidecar => Some(item),
+        ItemKind::Combo => item.get("sidecar"),
+        _ => None,
+    };
+    let mut sidecar_issues = Vec::new();
+    let sidecar = sidecar_value
+        .map(|v| SidecarHed::read(v, &mut sidecar_issues))
+        .unwrap_or_default();
+    for (_, s) in sidecar.strings() {
+        defs.gather(&gatherer, s, &mut issues);
+    }
+    let checker = Checker::new(&schemas, &defs);
+    issues.extend(sidecar_issues.into_iter().map(|i| i.issue));
+    match kind {
+        ItemKind::String => {
+            let s = item.as_str().unwrap_or_default();
+            issues.extend(checker.check(s, Role::Event, false).issues);
+        }
+        ItemKind::Sidecar => {
+            issues.extend(sidecar.check(&checker).into_iter().map(|i| i.issue));
+        }
+        ItemKind::Events | ItemKind::Combo => {
+            let sidecar_errors: Vec<HedIssue> = sidecar
+                .check(&checker)
+                .into_iter()
+                .map(|i| i.issue)
+                .collect();
+            let failed = sidecar_errors.iter().any(|i| !i.warning);
+            issues.extend(sidecar_errors);
+            if !failed {
+                let rows = if kind == ItemKind::Events {
+                    item
+                } else {
+                    item.get("events").unwrap_or(&Value::Null)
+                };
+                let (header, body) = table(rows);
+                let (row_issues, _) = check_events(&checker, &sidecar, &header, &body);
+                issues.extend(row_issues.into_iter().map(|i| i.issue));
+            }
+        }
+    }
+    issues
+}

@@ -1,0 +1,160 @@
+//! HED annotations: when `dataset_description.json` names `HEDVersion`, every tabular file with
+//! HED (a `HED` column, or `HED` entries in the sidecars it inherits) is checked by `nidos-hed`,
+//! and its findings become `HED_ERROR` / `HED_WARNING` issues with the HED code as sub-code.
+//!
+//! Locations follow the reference: a sidecar issue at the sidecar that holds the key and at the
+//! table it applies to; a row issue at the table with its line; a schema that cannot be loaded
+//! once for the dataset, with an empty location, and nothing else checked.
+
+use std::path::PathBuf;
+
+use foldhash::HashMap;
+use nidos_dataset::{Dataset, FileEntry};
+use nidos_expr::Context;
+use nidos_hed::check::Checker;
+use nidos_hed::defs::Definitions;
+use nidos_hed::events::{check_events, SidecarHed, SidecarIssue};
+use nidos_hed::{HedIssue, HedSchemas, SchemaSource};
+use rayon::prelude::*;
+
+use crate::issue::{Issue, Severity};
+
+fn to_issue(h: &HedIssue, location: &str, detail: &str) -> Issue {
+    let (code, severity) = if h.warning {
+        ("HED_WARNING", Severity::Warning)
+    } else {
+        ("HED_ERROR", Severity::Error)
+    };
+    Issue::new(code, severity, location)
+        .sub(h.code)
+        .message(format!("[{}] {}{detail}", h.code, h.message))
+}
+
+/// Checks the dataset's HED annotations (nothing when it declares no `HEDVersion`).
+pub(crate) fn check(ds: &Dataset, schema_dirs: &[PathBuf], out: &mut Vec<Issue>) {
+    let version = ds
+        .dataset_value()
+        .get("dataset_description")
+        .get("HEDVersion");
+    if version.is_null() {
+        return;
+    }
+    let source = SchemaSource::new(schema_dirs.to_vec());
+    let schemas = match source.load_versions(&version.to_json()) {
+        Ok(s) => s,
+        Err(issue) => {
+            out.push(to_issue(&issue, "", ""));
+            return;
+        }
+    };
+    let files = ds.files();
+    let tables: Vec<usize> = (0..files.len()).filter(|&i| is_table(&files[i])).collect();
+    let defs = dataset_definitions(ds, &schemas);
+    let issues: Vec<Issue> = tables
+        .par_iter()
+        .flat_map_iter(|&i| check_table(ds, i, &schemas, &defs))
+        .collect();
+    out.extend(issues);
+}
+
+fn is_table(f: &FileEntry) -> bool {
+    f.validated() && f.name.extension == ".tsv"
+}
+
+/// Definitions from the `HED` entries of every JSON sidecar of tables in the dataset.
+fn dataset_definitions(ds: &Dataset, schemas: &HedSchemas) -> Definitions {
+    let empty = Definitions::default();
+    let gatherer = Checker::new(schemas, &empty);
+    let mut defs = Definitions::default();
+    let mut ignored = Vec::new();
+    for (i, f) in ds.files().iter().enumerate() {
+        if !f.validated() || f.name.extension != ".json" {
+            continue;
+        }
+        let json = ds.context_at(i).lookup("json").to_json();
+        let mut shape = Vec::new();
+        let sidecar = SidecarHed::read(&json, &mut shape);
+        for (_, s) in sidecar.strings() {
+            defs.gather(&gatherer, s, &mut ignored);
+        }
+    }
+    defs
+}
+
+fn check_table(ds: &Dataset, idx: usize, schemas: &HedSchemas, defs: &Definitions) -> Vec<Issue> {
+    let mut out = Vec::new();
+    let ctx = ds.context_at(idx);
+    let Some(entry) = ctx.entry() else {
+        return out;
+    };
+    let location = entry.path.as_str();
+    let merge = ctx.sidecar_merge();
+    let mut shape: Vec<SidecarIssue> = Vec::new();
+    let sidecar = SidecarHed::read(&merge.value.to_json(), &mut shape);
+    let Some(table) = ctx.table() else {
+        return out;
+    };
+    let header = &table.headers;
+    if sidecar.is_empty() && !header.iter().any(|h| h == "HED") && shape.is_empty() {
+        return out;
+    }
+    let checker = Checker::new(schemas, defs);
+    // Definitions named twice within this file's sidecars.
+    let mut dup = Vec::new();
+    let mut local = Definitions::default();
+    for (_, s) in sidecar.strings() {
+        local.gather(&checker, s, &mut dup);
+    }
+    let mut sidecar_issues = shape;
+    sidecar_issues.extend(sidecar.check(&checker));
+    let fallback = merge.files.last().cloned().unwrap_or_default();
+    let mut failed = false;
+    for si in &sidecar_issues {
+        failed |= !si.issue.warning;
+        let origin = merge
+            .sources
+            .get(&si.key)
+            .cloned()
+            .unwrap_or_else(|| fallback.clone());
+        let detail = format!(" (sidecar key \"{}\")", si.key);
+        if !origin.is_empty() {
+            out.push(to_issue(&si.issue, &origin, &detail));
+        }
+        out.push(to_issue(&si.issue, location, &detail));
+    }
+    for d in &dup {
+        failed = true;
+        out.push(to_issue(d, &fallback, ""));
+        out.push(to_issue(d, location, ""));
+    }
+    if failed {
+        return out;
+    }
+    let n = table.kept_rows();
+    let rows: Vec<Vec<String>> = (0..n)
+        .map(|r| {
+            table
+                .columns
+                .iter()
+                .map(|c| c.get(r).cloned().unwrap_or_default())
+                .collect()
+        })
+        .collect();
+    let (row_issues, _) = check_events(&checker, &sidecar, header, &rows);
+    let mut seen: HashMap<(Option<usize>, &'static str, String), ()> = HashMap::default();
+    for ri in row_issues {
+        if seen
+            .insert((ri.line, ri.issue.code, ri.issue.message.clone()), ())
+            .is_some()
+        {
+            continue;
+        }
+        match ri.line {
+            Some(line) => {
+                out.push(to_issue(&ri.issue, location, &format!(" (TSV line {line})")).line(line))
+            }
+            None => out.push(to_issue(&ri.issue, location, "")),
+        }
+    }
+    out
+}
