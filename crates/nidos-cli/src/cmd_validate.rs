@@ -16,6 +16,10 @@ pub enum Format {
     Json,
     #[value(name = "json_pp")]
     JsonPp,
+    /// SARIF 2.1.0, for code-scanning dashboards.
+    Sarif,
+    /// One self-contained HTML page with filters.
+    Html,
 }
 
 #[derive(clap::Args, Debug)]
@@ -25,6 +29,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// The JSON report (the same as `--format json`).
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
     /// Write the report to a file instead of stdout.
     #[arg(short = 'o', long = "outfile", visible_alias = "output")]
     pub output: Option<PathBuf>,
@@ -72,7 +79,10 @@ pub struct Args {
     pub no_color: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    if args.json {
+        args.format = Format::Json;
+    }
     if let Some(n) = args.jobs {
         // The process validates with rayon's global pool; --jobs sizes it once, here.
         rayon::ThreadPoolBuilder::new()
@@ -243,6 +253,12 @@ fn write_report(
             }
             out.write_all(b"\n")
         }
+        Format::Html => crate::render_html::write_html(out, report, derivatives),
+        Format::Sarif => {
+            let log = crate::render_sarif::sarif(&args.dataset, report, derivatives);
+            serde_json::to_writer_pretty(&mut *out, &log)?;
+            out.write_all(b"\n")
+        }
         Format::Text => {
             write_text(out, report, args.verbose, color)?;
             for (name, r) in derivatives {
@@ -332,7 +348,7 @@ fn validate_one(
                 .code_messages
                 .entry("UNSUPPORTED_DATASET_TYPE".into())
                 .or_insert_with(|| {
-                    "The dataset's type is not among the accepted dataset types.".into()
+                    nidos_validate::explain::explain("UNSUPPORTED_DATASET_TYPE", None)
                 });
         }
     }
@@ -421,7 +437,8 @@ pub fn write_text(
                     "locations"
                 }
             )?;
-            if let Some(msg) = report.code_messages.get(*c).filter(|m| !m.is_empty()) {
+            let msg = crate::render_sarif::code_message(report, c);
+            {
                 for line in msg.lines().take(if verbose { usize::MAX } else { 3 }) {
                     writeln!(out, "    {}", paint.wrap("2", line))?;
                 }

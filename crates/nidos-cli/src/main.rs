@@ -14,6 +14,8 @@ mod cmd_path;
 mod cmd_repl;
 mod cmd_schema;
 mod cmd_validate;
+mod render_html;
+mod render_sarif;
 mod schema_arg;
 
 #[derive(Parser)]

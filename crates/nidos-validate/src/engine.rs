@@ -504,10 +504,7 @@ impl<'s> Engine<'s> {
             .map(|c| {
                 (
                     c.to_string(),
-                    by_code
-                        .get(c)
-                        .map(|m| m.trim().to_string())
-                        .unwrap_or_default(),
+                    crate::explain::explain(c, by_code.get(c).copied()),
                 )
             })
             .collect()

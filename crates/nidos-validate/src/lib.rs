@@ -10,6 +10,7 @@
 mod apply;
 pub mod config;
 mod engine;
+pub mod explain;
 mod filenames;
 pub mod issue;
 pub mod jsonschema;
