@@ -498,6 +498,17 @@ impl<'s> Engine<'s> {
                 .entry(rule.code.as_str())
                 .or_insert(rule.message.as_str());
         }
+        // Field requirements that raise their own code (`issue:` on a sidecar field).
+        let fields = self
+            .schema
+            .sidecar_rules
+            .iter()
+            .chain(&self.schema.json_rules);
+        for spec in fields.flat_map(|r| r.fields.values().filter_map(|f| f.issue.as_ref())) {
+            by_code
+                .entry(spec.code.as_str())
+                .or_insert(spec.message.as_str());
+        }
         let codes: BTreeSet<&str> = issues.iter().map(|i| i.code.as_str()).collect();
         codes
             .into_iter()
