@@ -24,7 +24,11 @@ pub enum Format {
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The dataset directory.
+    /// The dataset directory (before or after the options).
+    #[arg(value_name = "DATASET")]
+    pub dataset_arg: Option<PathBuf>,
+    /// The dataset directory, once the arguments are read (see `take_dataset_from_lists`).
+    #[arg(skip)]
     pub dataset: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -55,8 +59,14 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub max_rows: i64,
-    /// Report these modalities as errors when present.
-    #[arg(long = "blacklist-modalities", visible_alias = "blacklistModalities", num_args = 1..)]
+    /// Report these modalities as errors when present (repeat the option or separate
+    /// with commas; the schema's modalities are the valid values).
+    #[arg(
+        long = "blacklist-modalities",
+        visible_alias = "blacklistModalities",
+        value_delimiter = ',',
+        num_args = 1..
+    )]
     pub blacklist_modalities: Vec<String>,
     /// Number of worker threads (default: one per CPU).
     #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..))]
@@ -65,8 +75,14 @@ pub struct Args {
     /// as a dataset of its own.
     #[arg(short = 'r', long)]
     pub recursive: bool,
-    /// Accept only these dataset types (raw, derivative, study); any other is an error.
-    #[arg(long = "dataset-types", visible_alias = "datasetTypes", num_args = 1..)]
+    /// Accept only these dataset types; any other is an error (repeat the option or
+    /// separate with commas).
+    #[arg(
+        long = "dataset-types",
+        visible_alias = "datasetTypes",
+        value_delimiter = ',',
+        num_args = 1..
+    )]
     pub dataset_types: Vec<String>,
     /// Print every location of every issue in the text report.
     #[arg(short, long)]
@@ -79,9 +95,24 @@ pub struct Args {
     pub no_color: bool,
 }
 
+/// The dataset types `--dataset-types` accepts.
+const DATASET_TYPES: [&str; 3] = ["raw", "derivative", "study"];
+
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         args.format = Format::Json;
+    }
+    take_dataset_from_lists(&mut args);
+    if args.dataset.as_os_str().is_empty() {
+        anyhow::bail!("missing the dataset directory: nidos validate [OPTIONS] DATASET");
+    }
+    for t in &args.dataset_types {
+        if !DATASET_TYPES.contains(&t.as_str()) {
+            anyhow::bail!(
+                "--dataset-types: unknown dataset type {t:?}; valid values: {}",
+                DATASET_TYPES.join(", ")
+            );
+        }
     }
     if let Some(n) = args.jobs {
         // The process validates with rayon's global pool; --jobs sizes it once, here.
@@ -94,6 +125,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
     loaded.print_warnings("nidos: ");
     timer.lap("load schema");
+    check_modalities(&loaded.schema, &args.blacklist_modalities)?;
     let config = match &args.config {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -317,6 +349,54 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
         &later,
         &validate,
     );
+}
+
+/// `--dataset-types raw DIR` and `--blacklist-modalities eeg DIR`: the list options take
+/// several values, so the dataset given after them lands in the list. When no dataset
+/// was given apart, the last value of such a list that is not a dataset type (or that
+/// names an existing directory) is the dataset.
+fn take_dataset_from_lists(args: &mut Args) {
+    if let Some(d) = args.dataset_arg.take() {
+        args.dataset = d;
+        return;
+    }
+    let is_dir = |v: &String| Path::new(v).is_dir();
+    if let Some(last) = args.dataset_types.last() {
+        if !DATASET_TYPES.contains(&last.as_str()) || is_dir(last) {
+            args.dataset = args
+                .dataset_types
+                .pop()
+                .map(PathBuf::from)
+                .unwrap_or_default();
+            return;
+        }
+    }
+    if args.blacklist_modalities.last().is_some_and(is_dir) {
+        args.dataset = args
+            .blacklist_modalities
+            .pop()
+            .map(PathBuf::from)
+            .unwrap_or_default();
+    }
+}
+
+/// Rejects `--blacklist-modalities` values that are not modalities of the schema, naming
+/// the valid ones.
+fn check_modalities(schema: &Schema, given: &[String]) -> anyhow::Result<()> {
+    let valid: Vec<&str> = schema
+        .get("objects.modalities")
+        .and_then(|v| v.as_object())
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    for m in given {
+        if !valid.iter().any(|v| v.eq_ignore_ascii_case(m)) {
+            anyhow::bail!(
+                "--blacklist-modalities: unknown modality {m:?}; valid values: {}",
+                valid.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Validates one dataset, checking its type against `--dataset-types`.

@@ -68,8 +68,25 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("nidos: {e:#}");
+            eprintln!("nidos: {}", error_chain(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes joined by `: `, leaving out a cause whose text the message
+/// before it already ends with (errors that print their source inside their own text).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !out.is_empty() && out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
