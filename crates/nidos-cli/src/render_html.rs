@@ -150,9 +150,9 @@ pub fn write_html(
         }
         let name = severity_name(severity);
         let total: usize = in_severity.iter().map(|(_, (rows, _))| rows.len()).sum();
-        let _ = write!(
+        let _ = writeln!(
             page,
-            "<section class=\"severity\" data-severity=\"{name}\"><h2>{} ({total})</h2>\n",
+            "<section class=\"severity\" data-severity=\"{name}\"><h2>{} ({total})</h2>",
             match severity {
                 Severity::Error => "Errors",
                 Severity::Warning => "Warnings",
@@ -205,9 +205,9 @@ fn summary(page: &mut String, prefix: &str, r: &Report) {
         s.dataset_version.clone().unwrap_or("(not declared)".into()),
     );
     item("Schema version", s.schema_version.clone());
-    let _ = write!(
+    let _ = writeln!(
         page,
-        "</dl><p class=\"{}\">{errors} errors, {warnings} warnings</p></section>\n",
+        "</dl><p class=\"{}\">{errors} errors, {warnings} warnings</p></section>",
         if errors == 0 {
             "verdict-ok"
         } else {
