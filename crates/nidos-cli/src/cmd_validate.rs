@@ -84,6 +84,9 @@ pub struct Args {
         num_args = 1..
     )]
     pub dataset_types: Vec<String>,
+    /// Skip the dataset's `sourcedata/` and `derivatives/` while reading it.
+    #[arg(long)]
+    pub prune: bool,
     /// Print every location of every issue in the text report.
     #[arg(short, long)]
     pub verbose: bool,
@@ -148,7 +151,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     timer.lap("prepare engine");
     let (opts, meter) = ProgressMeter::start(opts);
     // The meter stops (and erases its line) when dropped, on error paths too.
-    let mut report = validate_one(&engine, &args.dataset, &opts, &args.dataset_types)?;
+    let mut report = validate_one(&engine, &args.dataset, &opts, &args)?;
     if args.schema.schema.is_none() && args.schema.std_version.is_none() {
         explain_pinning(&mut report, &loaded.schema, &args.dataset, &opts);
         timer.lap("later versions");
@@ -162,10 +165,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default();
             let loaded = schema_arg::load_for_dataset(&args.schema, &dir)?;
             let engine = Engine::new(&loaded.schema);
-            derivatives.push((
-                name,
-                validate_one(&engine, &dir, &opts, &args.dataset_types)?,
-            ));
+            derivatives.push((name, validate_one(&engine, &dir, &opts, &args)?));
         }
     }
     drop(meter);
@@ -174,7 +174,12 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let color = match (args.color, args.no_color) {
         (_, true) => false,
         (true, _) => true,
-        _ => args.output.is_none() && std::io::stdout().is_terminal(),
+        // https://no-color.org: a non-empty NO_COLOR turns the default off.
+        _ => {
+            args.output.is_none()
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
     };
     // The report is written as it is produced (no whole-report string or JSON tree).
     let sink: Box<dyn Write> = match &args.output {
@@ -292,12 +297,17 @@ fn write_report(
             out.write_all(b"\n")
         }
         Format::Text => {
-            write_text(out, report, args.verbose, color)?;
+            // The root's issues, each derivative's issues and summary, then the root's
+            // summary last, where the eye lands.
+            write_issues(out, report, args.verbose, color)?;
             for (name, r) in derivatives {
                 write!(out, "\nDerivative dataset derivatives/{name}\n\n")?;
                 write_text(out, r, args.verbose, color)?;
             }
-            Ok(())
+            if !derivatives.is_empty() {
+                write!(out, "\nDataset {}\n\n", args.dataset.display())?;
+            }
+            write_summary(out, report, color)
         }
     }
 }
@@ -400,15 +410,29 @@ fn check_modalities(schema: &Schema, given: &[String]) -> anyhow::Result<()> {
 }
 
 /// Validates one dataset, checking its type against `--dataset-types`.
+/// With `--prune`, reads the dataset through [`crate::prune_fs::PruneFs`].
 fn validate_one(
     engine: &Engine<'_>,
     dir: &Path,
     opts: &Options,
-    types: &[String],
+    args: &Args,
 ) -> anyhow::Result<Report> {
-    let mut report = engine
-        .validate(dir, opts)
-        .with_context(|| format!("cannot validate {}", dir.display()))?;
+    let types = &args.dataset_types;
+    let mut report = if args.prune {
+        let open = nidos_dataset::OpenOptions {
+            ignore_nifti_headers: opts.ignore_nifti_headers,
+            max_rows: opts.max_rows,
+            fs: std::sync::Arc::new(crate::prune_fs::PruneFs::new(dir)),
+            ..nidos_dataset::OpenOptions::default()
+        };
+        let ds = nidos_dataset::Dataset::open(dir, engine.schema, &open)
+            .with_context(|| format!("cannot validate {}", dir.display()))?;
+        engine.validate_dataset(&ds, opts)
+    } else {
+        engine
+            .validate(dir, opts)
+            .with_context(|| format!("cannot validate {}", dir.display()))?
+    };
     if !types.is_empty() {
         let kind = report.dataset_type.clone();
         if !types.contains(&kind) {
@@ -472,6 +496,18 @@ pub fn write_text(
     verbose: bool,
     color: bool,
 ) -> std::io::Result<()> {
+    write_issues(out, report, verbose, color)?;
+    write_summary(out, report, color)
+}
+
+/// The issue groups of the text report: errors, then warnings; within each, the most
+/// frequent code first.
+fn write_issues(
+    out: &mut impl Write,
+    report: &Report,
+    verbose: bool,
+    color: bool,
+) -> std::io::Result<()> {
     let paint = Paint { on: color };
     for severity in [Severity::Error, Severity::Warning] {
         let mut groups: std::collections::BTreeMap<(&str, &str), Vec<&Issue>> =
@@ -500,6 +536,8 @@ pub fn write_text(
                 )
                 .as_bytes(),
         )?;
+        let mut groups: Vec<_> = groups.into_iter().collect();
+        groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
         for ((c, sub), issues) in &groups {
             let head = if sub.is_empty() {
                 c.to_string()
@@ -540,6 +578,12 @@ pub fn write_text(
         }
         out.write_all(b"\n")?;
     }
+    Ok(())
+}
+
+/// The summary block of the text report, ending with the verdict.
+fn write_summary(out: &mut impl Write, report: &Report, color: bool) -> std::io::Result<()> {
+    let paint = Paint { on: color };
     let s = &report.summary;
     let errors = report.count(Severity::Error);
     let warnings = report.count(Severity::Warning);
@@ -583,7 +627,15 @@ pub fn write_text(
             ),
         )
     };
-    writeln!(out, "  {verdict}")
+    writeln!(out, "  {verdict}")?;
+    if report.hidden_warnings > 0 {
+        writeln!(
+            out,
+            "  ({} hidden by --ignore-warnings)",
+            plural(report.hidden_warnings, "warning")
+        )?;
+    }
+    Ok(())
 }
 
 fn plural(n: usize, word: &str) -> String {

@@ -14,6 +14,7 @@ mod cmd_path;
 mod cmd_repl;
 mod cmd_schema;
 mod cmd_validate;
+mod prune_fs;
 mod render_html;
 mod render_sarif;
 mod schema_arg;

@@ -22,6 +22,8 @@ struct Case {
     args: Vec<String>,
     #[serde(default)]
     files: BTreeMap<String, String>,
+    #[serde(default)]
+    links: BTreeMap<String, String>,
     exit: i32,
     #[serde(default)]
     stderr_once: Vec<String>,
@@ -33,6 +35,8 @@ struct Case {
     stdout_starts: Option<String>,
     #[serde(default)]
     stdout_has: Vec<String>,
+    #[serde(default)]
+    stdout_lacks: Vec<String>,
 }
 
 fn nidos(args: &[String]) -> std::process::Output {
@@ -63,6 +67,13 @@ fn run(case: &Case) -> Result<(), Failed> {
             std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         }
         std::fs::write(path, text).map_err(|e| e.to_string())?;
+    }
+    for (name, target) in &case.links {
+        let path = root.join(name);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        symlink(target, &path)?;
     }
     let tmp_text = root.to_string_lossy().to_string();
     let args: Vec<String> = case
@@ -107,6 +118,11 @@ fn run(case: &Case) -> Result<(), Failed> {
             wrong.push(format!("stdout lacks {t:?}"));
         }
     }
+    for t in &case.stdout_lacks {
+        if stdout.contains(t.as_str()) {
+            wrong.push(format!("stdout has {t:?}"));
+        }
+    }
     if wrong.is_empty() {
         Ok(())
     } else {
@@ -117,6 +133,16 @@ fn run(case: &Case) -> Result<(), Failed> {
         )
         .into())
     }
+}
+
+#[cfg(unix)]
+fn symlink(target: &str, path: &Path) -> Result<(), Failed> {
+    std::os::unix::fs::symlink(target, path).map_err(|e| e.to_string().into())
+}
+
+#[cfg(not(unix))]
+fn symlink(_: &str, _: &Path) -> Result<(), Failed> {
+    Err("symbolic link cases need a unix system".into())
 }
 
 fn main() {

@@ -279,6 +279,7 @@ impl<'s> Engine<'s> {
             issues,
             summary: self.summary(ds),
             dataset_type: layout,
+            hidden_warnings: 0,
         };
         if opts.ignore_warnings {
             report.drop_warnings();
