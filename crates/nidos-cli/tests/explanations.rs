@@ -21,6 +21,7 @@ const NOT_CODES: &[&str] = &[
     "NIDOS_TIMING",
     "NIDOS_SCHEMA_DIR",
     "NOT_A_CODE",
+    "NO_COLOR",
 ];
 
 /// Code → the schema's message for it, over checks, errors and field issues.
