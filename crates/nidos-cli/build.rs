@@ -1,5 +1,6 @@
 //! Tells the tests whether `../shared` (the conformance material beside the repository)
 //! is present: without it, the tests that need it are reported as ignored, not passed.
+//! Likewise for a headless browser (`chromium`) on PATH, which the HTML report test drives.
 
 use std::path::Path;
 
@@ -10,5 +11,18 @@ fn main() {
     println!("cargo::rerun-if-changed={}", shared.display());
     if !shared.is_dir() {
         println!("cargo::rustc-cfg=nidos_shared_absent");
+    }
+    println!("cargo::rustc-check-cfg=cfg(nidos_browser_absent)");
+    println!("cargo::rerun-if-env-changed=PATH");
+    println!("cargo::rerun-if-env-changed=NIDOS_BROWSER");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::var_os("NIDOS_BROWSER").is_some()
+        || std::env::split_paths(&path).any(|dir| {
+            ["chromium", "chromium-browser"]
+                .iter()
+                .any(|b| dir.join(b).is_file())
+        });
+    if !found {
+        println!("cargo::rustc-cfg=nidos_browser_absent");
     }
 }

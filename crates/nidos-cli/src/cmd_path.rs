@@ -73,7 +73,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &args.suffix,
         &args.extension,
         args.datatype.as_deref(),
-    )?;
+    )
+    .map_err(|e| match e {
+        nidos_dataset::query::PathError::AmbiguousDatatype {
+            suffix,
+            extension,
+            candidates,
+        } => anyhow::anyhow!(
+            "suffix {suffix:?} with extension {extension:?} fits several datatypes; \
+             choose one with --datatype ({candidates})"
+        ),
+        other => anyhow::Error::new(other),
+    })?;
     println!("{path}");
     Ok(ExitCode::SUCCESS)
 }

@@ -16,15 +16,26 @@ pub enum Format {
     Json,
     #[value(name = "json_pp")]
     JsonPp,
+    /// SARIF 2.1.0, for code-scanning dashboards.
+    Sarif,
+    /// One self-contained HTML page with filters.
+    Html,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The dataset directory.
+    /// The dataset directory (before or after the options).
+    #[arg(value_name = "DATASET")]
+    pub dataset_arg: Option<PathBuf>,
+    /// The dataset directory, once the arguments are read (see `take_dataset_from_lists`).
+    #[arg(skip)]
     pub dataset: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// The JSON report (the same as `--format json`).
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
     /// Write the report to a file instead of stdout.
     #[arg(short = 'o', long = "outfile", visible_alias = "output")]
     pub output: Option<PathBuf>,
@@ -48,8 +59,14 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub max_rows: i64,
-    /// Report these modalities as errors when present.
-    #[arg(long = "blacklist-modalities", visible_alias = "blacklistModalities", num_args = 1..)]
+    /// Report these modalities as errors when present (repeat the option or separate
+    /// with commas; the schema's modalities are the valid values).
+    #[arg(
+        long = "blacklist-modalities",
+        visible_alias = "blacklistModalities",
+        value_delimiter = ',',
+        num_args = 1..
+    )]
     pub blacklist_modalities: Vec<String>,
     /// A directory with extra HED schemas (`HED8.0.0.xml`, `HED_score_1.2.0.xml`, or the
     /// `.json.gz` form `cargo xtask hed-import` writes), searched before the bundled ones.
@@ -62,9 +79,18 @@ pub struct Args {
     /// as a dataset of its own.
     #[arg(short = 'r', long)]
     pub recursive: bool,
-    /// Accept only these dataset types (raw, derivative, study); any other is an error.
-    #[arg(long = "dataset-types", visible_alias = "datasetTypes", num_args = 1..)]
+    /// Accept only these dataset types; any other is an error (repeat the option or
+    /// separate with commas).
+    #[arg(
+        long = "dataset-types",
+        visible_alias = "datasetTypes",
+        value_delimiter = ',',
+        num_args = 1..
+    )]
     pub dataset_types: Vec<String>,
+    /// Skip the dataset's `sourcedata/` and `derivatives/` while reading it.
+    #[arg(long)]
+    pub prune: bool,
     /// Print every location of every issue in the text report.
     #[arg(short, long)]
     pub verbose: bool,
@@ -76,7 +102,25 @@ pub struct Args {
     pub no_color: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+/// The dataset types `--dataset-types` accepts.
+const DATASET_TYPES: [&str; 3] = ["raw", "derivative", "study"];
+
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    if args.json {
+        args.format = Format::Json;
+    }
+    take_dataset_from_lists(&mut args);
+    if args.dataset.as_os_str().is_empty() {
+        anyhow::bail!("missing the dataset directory: nidos validate [OPTIONS] DATASET");
+    }
+    for t in &args.dataset_types {
+        if !DATASET_TYPES.contains(&t.as_str()) {
+            anyhow::bail!(
+                "--dataset-types: unknown dataset type {t:?}; valid values: {}",
+                DATASET_TYPES.join(", ")
+            );
+        }
+    }
     if let Some(n) = args.jobs {
         // The process validates with rayon's global pool; --jobs sizes it once, here.
         rayon::ThreadPoolBuilder::new()
@@ -88,6 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
     loaded.print_warnings("nidos: ");
     timer.lap("load schema");
+    check_modalities(&loaded.schema, &args.blacklist_modalities)?;
     let config = match &args.config {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -111,7 +156,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     timer.lap("prepare engine");
     let (opts, meter) = ProgressMeter::start(opts);
     // The meter stops (and erases its line) when dropped, on error paths too.
-    let mut report = validate_one(&engine, &args.dataset, &opts, &args.dataset_types)?;
+    let mut report = validate_one(&engine, &args.dataset, &opts, &args)?;
     if args.schema.schema.is_none() && args.schema.std_version.is_none() {
         explain_pinning(&mut report, &loaded.schema, &args.dataset, &opts);
         timer.lap("later versions");
@@ -125,10 +170,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default();
             let loaded = schema_arg::load_for_dataset(&args.schema, &dir)?;
             let engine = Engine::new(&loaded.schema);
-            derivatives.push((
-                name,
-                validate_one(&engine, &dir, &opts, &args.dataset_types)?,
-            ));
+            derivatives.push((name, validate_one(&engine, &dir, &opts, &args)?));
         }
     }
     drop(meter);
@@ -137,7 +179,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let color = match (args.color, args.no_color) {
         (_, true) => false,
         (true, _) => true,
-        _ => args.output.is_none() && std::io::stdout().is_terminal(),
+        // https://no-color.org: a non-empty NO_COLOR turns the default off.
+        _ => {
+            args.output.is_none()
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
     };
     // The report is written as it is produced (no whole-report string or JSON tree).
     let sink: Box<dyn Write> = match &args.output {
@@ -248,13 +295,24 @@ fn write_report(
             }
             out.write_all(b"\n")
         }
+        Format::Html => crate::render_html::write_html(out, report, derivatives),
+        Format::Sarif => {
+            let log = crate::render_sarif::sarif(&args.dataset, report, derivatives);
+            serde_json::to_writer_pretty(&mut *out, &log)?;
+            out.write_all(b"\n")
+        }
         Format::Text => {
-            write_text(out, report, args.verbose, color)?;
+            // The root's issues, each derivative's issues and summary, then the root's
+            // summary last, where the eye lands.
+            write_issues(out, report, args.verbose, color)?;
             for (name, r) in derivatives {
                 write!(out, "\nDerivative dataset derivatives/{name}\n\n")?;
                 write_text(out, r, args.verbose, color)?;
             }
-            Ok(())
+            if !derivatives.is_empty() {
+                write!(out, "\nDataset {}\n\n", args.dataset.display())?;
+            }
+            write_summary(out, report, color)
         }
     }
 }
@@ -310,16 +368,78 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
     );
 }
 
+/// `--dataset-types raw DIR` and `--blacklist-modalities eeg DIR`: the list options take
+/// several values, so the dataset given after them lands in the list. When no dataset
+/// was given apart, the last value of such a list that is not a dataset type (or that
+/// names an existing directory) is the dataset.
+fn take_dataset_from_lists(args: &mut Args) {
+    if let Some(d) = args.dataset_arg.take() {
+        args.dataset = d;
+        return;
+    }
+    let is_dir = |v: &String| Path::new(v).is_dir();
+    if let Some(last) = args.dataset_types.last() {
+        if !DATASET_TYPES.contains(&last.as_str()) || is_dir(last) {
+            args.dataset = args
+                .dataset_types
+                .pop()
+                .map(PathBuf::from)
+                .unwrap_or_default();
+            return;
+        }
+    }
+    if args.blacklist_modalities.last().is_some_and(is_dir) {
+        args.dataset = args
+            .blacklist_modalities
+            .pop()
+            .map(PathBuf::from)
+            .unwrap_or_default();
+    }
+}
+
+/// Rejects `--blacklist-modalities` values that are not modalities of the schema, naming
+/// the valid ones.
+fn check_modalities(schema: &Schema, given: &[String]) -> anyhow::Result<()> {
+    let valid: Vec<&str> = schema
+        .get("objects.modalities")
+        .and_then(|v| v.as_object())
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    for m in given {
+        if !valid.iter().any(|v| v.eq_ignore_ascii_case(m)) {
+            anyhow::bail!(
+                "--blacklist-modalities: unknown modality {m:?}; valid values: {}",
+                valid.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Validates one dataset, checking its type against `--dataset-types`.
+/// With `--prune`, reads the dataset through [`crate::prune_fs::PruneFs`].
 fn validate_one(
     engine: &Engine<'_>,
     dir: &Path,
     opts: &Options,
-    types: &[String],
+    args: &Args,
 ) -> anyhow::Result<Report> {
-    let mut report = engine
-        .validate(dir, opts)
-        .with_context(|| format!("cannot validate {}", dir.display()))?;
+    let types = &args.dataset_types;
+    let mut report = if args.prune {
+        let open = nidos_dataset::OpenOptions {
+            ignore_nifti_headers: opts.ignore_nifti_headers,
+            max_rows: opts.max_rows,
+            fs: std::sync::Arc::new(crate::prune_fs::PruneFs::new(dir)),
+            ..nidos_dataset::OpenOptions::default()
+        };
+        let ds = nidos_dataset::Dataset::open(dir, engine.schema, &open)
+            .with_context(|| format!("cannot validate {}", dir.display()))?;
+        engine.validate_dataset(&ds, opts)
+    } else {
+        engine
+            .validate(dir, opts)
+            .with_context(|| format!("cannot validate {}", dir.display()))?
+    };
     if !types.is_empty() {
         let kind = report.dataset_type.clone();
         if !types.contains(&kind) {
@@ -339,7 +459,7 @@ fn validate_one(
                 .code_messages
                 .entry("UNSUPPORTED_DATASET_TYPE".into())
                 .or_insert_with(|| {
-                    "The dataset's type is not among the accepted dataset types.".into()
+                    nidos_validate::explain::explain("UNSUPPORTED_DATASET_TYPE", None)
                 });
         }
     }
@@ -383,6 +503,18 @@ pub fn write_text(
     verbose: bool,
     color: bool,
 ) -> std::io::Result<()> {
+    write_issues(out, report, verbose, color)?;
+    write_summary(out, report, color)
+}
+
+/// The issue groups of the text report: errors, then warnings; within each, the most
+/// frequent code first.
+fn write_issues(
+    out: &mut impl Write,
+    report: &Report,
+    verbose: bool,
+    color: bool,
+) -> std::io::Result<()> {
     let paint = Paint { on: color };
     for severity in [Severity::Error, Severity::Warning] {
         let mut groups: std::collections::BTreeMap<(&str, &str), Vec<&Issue>> =
@@ -411,6 +543,8 @@ pub fn write_text(
                 )
                 .as_bytes(),
         )?;
+        let mut groups: Vec<_> = groups.into_iter().collect();
+        groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
         for ((c, sub), issues) in &groups {
             let head = if sub.is_empty() {
                 c.to_string()
@@ -433,7 +567,8 @@ pub fn write_text(
                     ""
                 }
             )?;
-            if let Some(msg) = report.code_messages.get(*c).filter(|m| !m.is_empty()) {
+            let msg = crate::render_sarif::code_message(report, c);
+            {
                 for line in msg.lines().take(if verbose { usize::MAX } else { 3 }) {
                     writeln!(out, "    {}", paint.wrap("2", line))?;
                 }
@@ -455,6 +590,12 @@ pub fn write_text(
         }
         out.write_all(b"\n")?;
     }
+    Ok(())
+}
+
+/// The summary block of the text report, ending with the verdict.
+fn write_summary(out: &mut impl Write, report: &Report, color: bool) -> std::io::Result<()> {
+    let paint = Paint { on: color };
     let s = &report.summary;
     let errors = report.count(Severity::Error);
     let warnings = report.count(Severity::Warning);
@@ -506,7 +647,15 @@ pub fn write_text(
             ),
         )
     };
-    writeln!(out, "  {verdict}")
+    writeln!(out, "  {verdict}")?;
+    if report.hidden_warnings > 0 {
+        writeln!(
+            out,
+            "  ({} hidden by --ignore-warnings)",
+            plural(report.hidden_warnings, "warning")
+        )?;
+    }
+    Ok(())
 }
 
 fn plural(n: usize, word: &str) -> String {

@@ -15,6 +15,9 @@ mod cmd_path;
 mod cmd_repl;
 mod cmd_schema;
 mod cmd_validate;
+mod prune_fs;
+mod render_html;
+mod render_sarif;
 mod schema_arg;
 
 #[derive(Parser)]
@@ -70,8 +73,25 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("nidos: {e:#}");
+            eprintln!("nidos: {}", error_chain(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes joined by `: `, leaving out a cause whose text the message
+/// before it already ends with (errors that print their source inside their own text).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !out.is_empty() && out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

@@ -13,14 +13,18 @@ use crate::issue::{Issue, Severity};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The text is not JSON (the error says where).
     #[error("config is not valid JSON: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error("config entry {group}[{index}]: bad location glob {glob:?}: {source}")]
+    Json(serde_json::Error),
+    /// JSON of the wrong form: an unknown key (named), a missing `code`, a wrong type.
+    #[error("config does not have the expected form: {0}")]
+    Shape(serde_json::Error),
+    #[error("config entry {group}[{index}]: bad location glob {glob:?}: {cause}")]
     Glob {
         group: &'static str,
         index: usize,
         glob: String,
-        source: globset::Error,
+        cause: globset::Error,
     },
 }
 
@@ -88,7 +92,10 @@ pub struct Config {
 
 impl Config {
     pub fn from_json(text: &str) -> Result<Config, ConfigError> {
-        let raw: RawConfig = serde_json::from_str(text)?;
+        let raw: RawConfig = serde_json::from_str(text).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => ConfigError::Shape(e),
+            _ => ConfigError::Json(e),
+        })?;
         let mut groups = Vec::new();
         for (name, severity, entries) in [
             ("ignore", Severity::Ignore, raw.ignore),
@@ -101,11 +108,11 @@ impl Config {
                     Some(exact) if exact.starts_with('/') => Some(Location::Exact(exact)),
                     Some(glob) => Some(Location::Glob(
                         Glob::new(&glob)
-                            .map_err(|source| ConfigError::Glob {
+                            .map_err(|cause| ConfigError::Glob {
                                 group: name,
                                 index,
                                 glob: glob.clone(),
-                                source,
+                                cause,
                             })?
                             .compile_matcher(),
                     )),

@@ -292,6 +292,7 @@ impl<'s> Engine<'s> {
             issues,
             summary: self.summary(ds),
             dataset_type: layout,
+            hidden_warnings: 0,
         };
         if opts.ignore_warnings {
             report.drop_warnings();
@@ -553,16 +554,24 @@ impl<'s> Engine<'s> {
                 .entry(rule.code.as_str())
                 .or_insert(rule.message.as_str());
         }
+        // Field requirements that raise their own code (`issue:` on a sidecar field).
+        let fields = self
+            .schema
+            .sidecar_rules
+            .iter()
+            .chain(&self.schema.json_rules);
+        for spec in fields.flat_map(|r| r.fields.values().filter_map(|f| f.issue.as_ref())) {
+            by_code
+                .entry(spec.code.as_str())
+                .or_insert(spec.message.as_str());
+        }
         let codes: BTreeSet<&str> = issues.iter().map(|i| i.code.as_str()).collect();
         codes
             .into_iter()
             .map(|c| {
                 (
                     c.to_string(),
-                    by_code
-                        .get(c)
-                        .map(|m| m.trim().to_string())
-                        .unwrap_or_default(),
+                    crate::explain::explain(c, by_code.get(c).copied()),
                 )
             })
             .collect()

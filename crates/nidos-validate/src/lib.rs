@@ -11,6 +11,7 @@ mod apply;
 mod cff;
 pub mod config;
 mod engine;
+pub mod explain;
 mod filenames;
 pub mod fixable;
 mod hed;

@@ -37,6 +37,8 @@ pub struct Report {
     /// The dataset's `DatasetType` (declared or implied), which chose the layout and
     /// the file rules that applied.
     pub dataset_type: String,
+    /// Warnings left out of the report (`--ignore-warnings`).
+    pub hidden_warnings: usize,
 }
 
 impl Report {
@@ -53,7 +55,9 @@ impl Report {
 
     /// Drops warnings (`--ignore-warnings`).
     pub fn drop_warnings(&mut self) {
+        let before = self.issues.len();
         self.issues.retain(|i| i.severity != Severity::Warning);
+        self.hidden_warnings += before - self.issues.len();
         let used: std::collections::HashSet<&str> =
             self.issues.iter().map(|i| i.code.as_str()).collect();
         self.code_messages.retain(|c, _| used.contains(c.as_str()));
@@ -186,6 +190,7 @@ mod tests {
                 ..Summary::default()
             },
             dataset_type: "raw".into(),
+            hidden_warnings: 0,
         }
     }
 

@@ -1,0 +1,178 @@
+//! `--format sarif`: the report as a SARIF 2.1.0 log, so code-scanning dashboards can
+//! show dataset issues next to the files they concern.
+//!
+//! One run; one result per issue (the root dataset's, then each derivative's, whose
+//! locations are prefixed with `derivatives/<name>/`). A result's `ruleId` is the code, or
+//! `CODE/subCode` (SARIF's hierarchical form) when the issue has a sub-code; the rule it
+//! points at (`ruleIndex`) is the code's descriptor, described by the code's message.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use nidos_validate::{Issue, Report, Severity};
+use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use serde_json::{json, Value as Json};
+
+/// The base every artifact location is relative to.
+const ROOT_BASE: &str = "DATASETROOT";
+
+/// Characters escaped in a relative URI path: controls, space and the characters URI
+/// syntax reserves outside path segments (`/` stays: it separates segments).
+const PATH_ESCAPES: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// Builds the SARIF log of a run over `root` (its absolute form anchors the locations).
+pub fn sarif(root: &Path, report: &Report, derivatives: &[(String, Report)]) -> Json {
+    let mut all: Vec<(&str, &Report)> = vec![("", report)];
+    all.extend(derivatives.iter().map(|(n, r)| (n.as_str(), r)));
+
+    // One descriptor per code, in code order; its level is the most severe seen.
+    let mut rules: BTreeMap<&str, (Severity, String)> = BTreeMap::new();
+    for (_, r) in &all {
+        for i in &r.issues {
+            let entry = rules
+                .entry(i.code.as_str())
+                .or_insert_with(|| (i.severity, code_message(r, &i.code)));
+            if i.severity < entry.0 {
+                entry.0 = i.severity;
+            }
+        }
+    }
+    let index: BTreeMap<&str, usize> = rules.keys().enumerate().map(|(n, c)| (*c, n)).collect();
+    let descriptors: Vec<Json> = rules
+        .iter()
+        .map(|(code, (severity, text))| {
+            json!({
+                "id": code,
+                "shortDescription": {"text": first_sentence(text)},
+                "fullDescription": {"text": text},
+                "defaultConfiguration": {"level": level(*severity)},
+            })
+        })
+        .collect();
+
+    let mut results = Vec::new();
+    for (name, r) in &all {
+        let prefix = if name.is_empty() {
+            String::new()
+        } else {
+            format!("derivatives/{name}/")
+        };
+        for i in &r.issues {
+            results.push(result(i, r, &prefix, index.get(i.code.as_str()).copied()));
+        }
+    }
+
+    let abs = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut base = format!(
+        "file://{}",
+        utf8_percent_encode(&abs.to_string_lossy().replace('\\', "/"), PATH_ESCAPES)
+    );
+    if !base.ends_with('/') {
+        base.push('/');
+    }
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "nidos",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": descriptors,
+            }},
+            "originalUriBaseIds": {ROOT_BASE: {"uri": base}},
+            "results": results,
+            "properties": {
+                "schemaVersion": report.summary.schema_version,
+                "datasetType": report.dataset_type,
+            },
+        }],
+    })
+}
+
+fn result(i: &Issue, r: &Report, prefix: &str, rule_index: Option<usize>) -> Json {
+    let rule_id = if i.sub_code.is_empty() {
+        i.code.to_string()
+    } else {
+        format!("{}/{}", i.code, i.sub_code)
+    };
+    let mut text = match i.issue_message() {
+        Some(m) => m.to_string(),
+        None => first_sentence(&code_message(r, &i.code)),
+    };
+    if !i.sub_code.is_empty() && !text.contains(i.sub_code.as_str()) {
+        text = format!("{}: {text}", i.sub_code);
+    }
+    let rel = i.location.trim_start_matches('/');
+    let uri = if rel.is_empty() {
+        // The dataset as a whole: its root directory.
+        format!("{prefix}./")
+    } else {
+        format!("{prefix}{}", utf8_percent_encode(rel, PATH_ESCAPES))
+    };
+    let mut physical = json!({"artifactLocation": {"uri": uri, "uriBaseId": ROOT_BASE}});
+    if let Some(line) = i.line_number().filter(|l| *l >= 1) {
+        physical["region"] = json!({"startLine": line});
+    }
+    let mut out = json!({
+        "ruleId": rule_id,
+        "level": level(i.severity),
+        "message": {"text": text},
+        "locations": [{"physicalLocation": physical}],
+    });
+    if let Some(n) = rule_index {
+        out["ruleIndex"] = json!(n);
+    }
+    if !i.affects().is_empty() {
+        out["relatedLocations"] = i
+            .affects()
+            .iter()
+            .enumerate()
+            .map(|(n, a)| {
+                json!({"id": n, "physicalLocation": {"artifactLocation": {
+                    "uri": format!("{prefix}{}",
+                        utf8_percent_encode(a.trim_start_matches('/'), PATH_ESCAPES)),
+                    "uriBaseId": ROOT_BASE,
+                }}})
+            })
+            .collect();
+    }
+    out
+}
+
+/// SARIF's level for a severity.
+fn level(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Ignore => "note",
+    }
+}
+
+/// The text up to the first sentence end (or first line), for short descriptions.
+fn first_sentence(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    match line.find(". ") {
+        Some(n) => line[..=n].to_string(),
+        None => line.to_string(),
+    }
+}
+
+/// The code's explanation: the report's message, else the engine's (never empty).
+pub fn code_message(r: &Report, code: &str) -> String {
+    nidos_validate::explain::explain(code, r.code_messages.get(code).map(String::as_str))
+}

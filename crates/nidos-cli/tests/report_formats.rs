@@ -1,0 +1,582 @@
+//! The SARIF and HTML reports of `nidos validate`, on every case of
+//! `tests/data/validate/<case>/` (the dataset in `ds/`): snapshots `expected.sarif` and
+//! `expected.html` next to the text and JSON ones, a structural check of the SARIF log
+//! against the SARIF 2.1.0 rules it must meet, and the HTML page loaded in headless
+//! Chromium (every code shown; the fragment filters hide what they should).
+//!
+//! The SARIF 2.1.0 JSON Schema file is not in the repository (its licence does not clearly
+//! allow a copy); `check_sarif` below checks the schema's requirements for the objects
+//! nidos writes: required properties, allowed properties, enumerations and minimums.
+//!
+//! `UPDATE_SNAPSHOTS=1` rewrites the snapshots. Needs `../shared` (the upstream schema) and,
+//! for the browser test, `chromium` on PATH (or `NIDOS_BROWSER`): without them the tests
+//! are reported as ignored.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value as Json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_nidos");
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/validate");
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance");
+
+fn schema() -> PathBuf {
+    Path::new(SHARED).join("schemas/bids-1.11.1-schema-1.2.7.json")
+}
+
+fn cases() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(DATA)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.join("ds").is_dir())
+        .collect();
+    out.sort();
+    assert!(!out.is_empty(), "no cases in {DATA}");
+    out
+}
+
+fn run(case: &Path, extra: &[&str]) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("validate")
+        .arg(case.join("ds"))
+        .arg("--schema")
+        .arg(schema())
+        .arg("--ignore-nifti-headers")
+        .args(extra);
+    if case.join("config.json").exists() {
+        cmd.arg("--config").arg(case.join("config.json"));
+    }
+    let o = cmd.output().unwrap();
+    assert_ne!(
+        o.status.code(),
+        Some(101),
+        "panic: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_ne!(
+        o.status.code(),
+        Some(2),
+        "usage error: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn json_report(case: &Path) -> Json {
+    serde_json::from_slice(&run(case, &["--format", "json"]).stdout).unwrap()
+}
+
+fn snapshot(path: &Path, actual: &str) {
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(path).unwrap_or_else(|_| {
+        panic!(
+            "{} is missing; run with UPDATE_SNAPSHOTS=1 to create it",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{} differs (UPDATE_SNAPSHOTS=1 rewrites it)\n--- actual\n{actual}",
+        path.display()
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// SARIF 2.1.0 structure.
+
+const LEVELS: [&str; 4] = ["none", "note", "warning", "error"];
+
+fn keys_within(v: &Json, allowed: &[&str], at: &str, errors: &mut Vec<String>) {
+    if let Some(o) = v.as_object() {
+        for k in o.keys() {
+            if !allowed.contains(&k.as_str()) {
+                errors.push(format!("{at}: property {k:?} is not allowed"));
+            }
+        }
+    } else {
+        errors.push(format!("{at}: not an object"));
+    }
+}
+
+fn message_ok(v: &Json, at: &str, errors: &mut Vec<String>) {
+    // A message needs `text` or `id`; a multiformat string needs `text`.
+    if v.get("text").and_then(Json::as_str).is_none()
+        && v.get("id").and_then(Json::as_str).is_none()
+    {
+        errors.push(format!("{at}: message without text or id"));
+    }
+}
+
+fn uri_ok(uri: &str) -> bool {
+    !uri.chars()
+        .any(|c| c.is_whitespace() || c.is_control() || "\"<>\\^`{|}".contains(c))
+}
+
+fn artifact_location_ok(v: &Json, bases: &Json, at: &str, errors: &mut Vec<String>) {
+    keys_within(
+        v,
+        &["uri", "uriBaseId", "index", "description", "properties"],
+        at,
+        errors,
+    );
+    match v.get("uri").and_then(Json::as_str) {
+        Some(u) if uri_ok(u) => {}
+        other => errors.push(format!("{at}: bad uri {other:?}")),
+    }
+    if let Some(b) = v.get("uriBaseId") {
+        let base = b.as_str().and_then(|b| bases.get(b));
+        match base.and_then(|b| b.get("uri")).and_then(Json::as_str) {
+            Some(u) if u.contains("://") && u.ends_with('/') && uri_ok(u) => {}
+            other => errors.push(format!(
+                "{at}: uriBaseId {b} has no absolute base ending in '/': {other:?}"
+            )),
+        }
+    }
+}
+
+fn physical_ok(v: &Json, bases: &Json, at: &str, errors: &mut Vec<String>) {
+    keys_within(
+        v,
+        &[
+            "address",
+            "artifactLocation",
+            "region",
+            "contextRegion",
+            "properties",
+        ],
+        at,
+        errors,
+    );
+    match v.get("artifactLocation") {
+        Some(a) => artifact_location_ok(a, bases, &format!("{at}.artifactLocation"), errors),
+        None => errors.push(format!("{at}: physicalLocation without artifactLocation")),
+    }
+    if let Some(r) = v.get("region") {
+        match r.get("startLine").and_then(Json::as_u64) {
+            Some(n) if n >= 1 => {}
+            other => errors.push(format!("{at}.region: startLine {other:?} is not >= 1")),
+        }
+    }
+}
+
+/// The SARIF 2.1.0 rules for the parts of a log nidos writes; returns what is wrong.
+fn check_sarif(log: &Json) -> Vec<String> {
+    let mut errors = Vec::new();
+    keys_within(
+        log,
+        &[
+            "$schema",
+            "version",
+            "runs",
+            "inlineExternalProperties",
+            "properties",
+        ],
+        "log",
+        &mut errors,
+    );
+    if log.get("version") != Some(&json!("2.1.0")) {
+        errors.push("log: version is not \"2.1.0\"".into());
+    }
+    let Some(runs) = log.get("runs").and_then(Json::as_array) else {
+        errors.push("log: runs is not an array".into());
+        return errors;
+    };
+    for (r, run) in runs.iter().enumerate() {
+        let at = format!("runs[{r}]");
+        let Some(driver) = run.pointer("/tool/driver") else {
+            errors.push(format!("{at}: no tool.driver"));
+            continue;
+        };
+        if driver
+            .get("name")
+            .and_then(Json::as_str)
+            .is_none_or(str::is_empty)
+        {
+            errors.push(format!("{at}: driver has no name"));
+        }
+        let rules = driver
+            .get("rules")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut ids = BTreeSet::new();
+        for (n, rule) in rules.iter().enumerate() {
+            let rat = format!("{at}.rules[{n}]");
+            keys_within(
+                rule,
+                &[
+                    "id",
+                    "name",
+                    "shortDescription",
+                    "fullDescription",
+                    "defaultConfiguration",
+                    "help",
+                    "helpUri",
+                    "properties",
+                ],
+                &rat,
+                &mut errors,
+            );
+            match rule.get("id").and_then(Json::as_str) {
+                Some(id) if ids.insert(id.to_string()) => {}
+                other => errors.push(format!("{rat}: missing or repeated id {other:?}")),
+            }
+            for d in ["shortDescription", "fullDescription"] {
+                match rule
+                    .get(d)
+                    .and_then(|d| d.get("text"))
+                    .and_then(Json::as_str)
+                {
+                    Some(t) if !t.trim().is_empty() => {}
+                    _ => errors.push(format!("{rat}: {d} has no text")),
+                }
+            }
+            if let Some(l) = rule.pointer("/defaultConfiguration/level") {
+                if !LEVELS.iter().any(|x| l == x) {
+                    errors.push(format!("{rat}: level {l}"));
+                }
+            }
+        }
+        let bases = run.get("originalUriBaseIds").cloned().unwrap_or(json!({}));
+        let Some(results) = run.get("results").and_then(Json::as_array) else {
+            errors.push(format!("{at}: results is not an array"));
+            continue;
+        };
+        for (n, res) in results.iter().enumerate() {
+            let rat = format!("{at}.results[{n}]");
+            keys_within(
+                res,
+                &[
+                    "ruleId",
+                    "ruleIndex",
+                    "level",
+                    "kind",
+                    "message",
+                    "locations",
+                    "relatedLocations",
+                    "properties",
+                ],
+                &rat,
+                &mut errors,
+            );
+            match res.get("message") {
+                Some(m) => message_ok(m, &rat, &mut errors),
+                None => errors.push(format!("{rat}: no message")),
+            }
+            if let Some(l) = res.get("level") {
+                if !LEVELS.iter().any(|x| l == x) {
+                    errors.push(format!("{rat}: level {l}"));
+                }
+            }
+            let rule_id = res.get("ruleId").and_then(Json::as_str).unwrap_or("");
+            if let Some(i) = res.get("ruleIndex") {
+                match i.as_i64() {
+                    Some(-1) => {}
+                    Some(k) if k >= 0 && (k as usize) < rules.len() => {
+                        let id = rules[k as usize]["id"].as_str().unwrap_or("");
+                        if rule_id != id && !rule_id.starts_with(&format!("{id}/")) {
+                            errors.push(format!(
+                                "{rat}: ruleId {rule_id} is not rule {id} or below it"
+                            ));
+                        }
+                    }
+                    _ => errors.push(format!("{rat}: ruleIndex {i} out of range")),
+                }
+            }
+            for (k, loc) in res
+                .get("locations")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let lat = format!("{rat}.locations[{k}]");
+                keys_within(
+                    loc,
+                    &[
+                        "id",
+                        "physicalLocation",
+                        "logicalLocations",
+                        "message",
+                        "properties",
+                    ],
+                    &lat,
+                    &mut errors,
+                );
+                if let Some(p) = loc.get("physicalLocation") {
+                    physical_ok(p, &bases, &format!("{lat}.physicalLocation"), &mut errors);
+                }
+            }
+            for (k, loc) in res
+                .get("relatedLocations")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let lat = format!("{rat}.relatedLocations[{k}]");
+                if loc.get("id").and_then(Json::as_i64).is_some_and(|i| i < -1) {
+                    errors.push(format!("{lat}: id below -1"));
+                }
+                if let Some(p) = loc.get("physicalLocation") {
+                    physical_ok(p, &bases, &format!("{lat}.physicalLocation"), &mut errors);
+                }
+            }
+        }
+    }
+    errors
+}
+
+#[test]
+fn sarif_checker_rejects_bad_logs() {
+    let good = json!({"version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "t", "rules": [{"id": "A", "shortDescription": {"text": "a"}, "fullDescription": {"text": "a"}}]}},
+        "originalUriBaseIds": {"R": {"uri": "file:///d/"}},
+        "results": [{"ruleId": "A/x", "ruleIndex": 0, "level": "error", "message": {"text": "m"},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": "a.json", "uriBaseId": "R"}, "region": {"startLine": 1}}}]}]
+    }]});
+    assert_eq!(check_sarif(&good), Vec::<String>::new());
+    let breakages: [(&str, Json); 8] = [
+        ("/version", json!("2.0.0")),
+        ("/runs/0/tool/driver/name", json!("")),
+        ("/runs/0/results/0/level", json!("fatal")),
+        ("/runs/0/results/0/message", json!({})),
+        ("/runs/0/results/0/ruleIndex", json!(3)),
+        ("/runs/0/results/0/ruleId", json!("B")),
+        (
+            "/runs/0/results/0/locations/0/physicalLocation/region/startLine",
+            json!(0),
+        ),
+        (
+            "/runs/0/results/0/locations/0/physicalLocation/artifactLocation/uri",
+            json!("a b"),
+        ),
+    ];
+    for (pointer, value) in breakages {
+        let mut bad = good.clone();
+        *bad.pointer_mut(pointer).unwrap() = value;
+        assert!(!check_sarif(&bad).is_empty(), "not caught: {pointer}");
+    }
+    let mut bad = good.clone();
+    bad["runs"][0]["results"][0]["colour"] = json!("red");
+    assert!(!check_sarif(&bad).is_empty(), "unknown property not caught");
+}
+
+/// The SARIF log with the machine-specific base directory replaced.
+fn sarif_of(case: &Path) -> (Json, String) {
+    let o = run(case, &["--format", "sarif"]);
+    let mut log: Json = serde_json::from_slice(&o.stdout).unwrap();
+    let base = log
+        .pointer_mut("/runs/0/originalUriBaseIds/DATASETROOT/uri")
+        .expect("the run names its base directory");
+    assert!(base.as_str().unwrap().starts_with("file:///"), "{base}");
+    *base = json!("file:///DATASET/");
+    let text = serde_json::to_string_pretty(&log).unwrap() + "\n";
+    (log, text)
+}
+
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
+#[test]
+fn sarif_reports_are_valid_and_match_the_json_report() {
+    for case in cases() {
+        let (log, text) = sarif_of(&case);
+        let errors = check_sarif(&log);
+        assert!(errors.is_empty(), "{}: {errors:#?}", case.display());
+        snapshot(&case.join("expected.sarif"), &text);
+        // One result per issue, in the same order, with the code (and sub-code) as ruleId.
+        let report = json_report(&case);
+        let issues = report["issues"]["issues"].as_array().unwrap();
+        let results = log["runs"][0]["results"].as_array().unwrap();
+        assert_eq!(issues.len(), results.len(), "{}", case.display());
+        for (i, r) in issues.iter().zip(results) {
+            let sub = i["subCode"].as_str().unwrap_or("");
+            let want = if sub.is_empty() {
+                i["code"].as_str().unwrap().to_string()
+            } else {
+                format!("{}/{sub}", i["code"].as_str().unwrap())
+            };
+            assert_eq!(r["ruleId"], json!(want));
+            let level = match i["severity"].as_str().unwrap() {
+                "ignore" => "note",
+                s => s,
+            };
+            assert_eq!(r["level"], json!(level));
+            if let Some(line) = i.get("line") {
+                assert_eq!(
+                    r.pointer("/locations/0/physicalLocation/region/startLine"),
+                    Some(line)
+                );
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// HTML.
+
+fn html_of(case: &Path) -> String {
+    String::from_utf8(run(case, &["--format", "html"]).stdout).unwrap()
+}
+
+fn codes_of(report: &Json) -> BTreeSet<String> {
+    report["issues"]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
+#[test]
+fn html_reports_are_self_contained_and_show_every_code() {
+    for case in cases() {
+        let html = html_of(&case);
+        snapshot(&case.join("expected.html"), &html);
+        for needle in ["http://", "https://", " src=", "<link", "@import", "url("] {
+            assert!(
+                !html.contains(needle),
+                "{}: network resource {needle:?}",
+                case.display()
+            );
+        }
+        let report = json_report(&case);
+        for code in codes_of(&report) {
+            let shown = ["error", "warning", "ignore"].iter().any(|sev| {
+                html.contains(&format!(
+                    "<details class=\"group\" data-severity=\"{sev}\" data-code=\"{code}\""
+                ))
+            });
+            assert!(shown, "{}: {code} has no group", case.display());
+        }
+    }
+}
+
+/// The opening tags of `<tag class="class" …>` elements in a DOM dump.
+fn tags<'a>(dom: &'a str, start: &str) -> Vec<&'a str> {
+    dom.match_indices(start)
+        .map(|(at, _)| {
+            let rest = &dom[at..];
+            &rest[..rest.find('>').unwrap_or(rest.len())]
+        })
+        .collect()
+}
+
+fn attr<'a>(tag: &'a str, name: &str) -> &'a str {
+    let key = format!(" {name}=\"");
+    tag.find(&key)
+        .map(|at| {
+            let rest = &tag[at + key.len()..];
+            &rest[..rest.find('"').unwrap_or(0)]
+        })
+        .unwrap_or("")
+}
+
+fn is_hidden(tag: &str) -> bool {
+    tag.contains(" hidden")
+}
+
+/// Loads `page#fragment` in headless Chromium and returns the DOM after the script ran.
+fn dump_dom(page: &Path, fragment: &str, profile: &Path, screenshot: Option<&Path>) -> String {
+    let browser = std::env::var("NIDOS_BROWSER").unwrap_or_else(|_| "chromium".into());
+    let url = format!("file://{}#{fragment}", page.display());
+    let mut cmd = Command::new(browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    match screenshot {
+        Some(p) => cmd.arg(format!("--screenshot={}", p.display())),
+        None => cmd.arg("--dump-dom"),
+    };
+    let o = cmd.arg(&url).output().expect("chromium runs");
+    assert!(
+        o.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
+#[cfg_attr(nidos_browser_absent, ignore = "needs chromium on PATH (absent)")]
+#[test]
+fn html_filters_work_in_headless_chromium() {
+    let tmp = tempfile::tempdir().unwrap();
+    for case in cases() {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let page = tmp.path().join(format!("{name}.html"));
+        std::fs::write(&page, html_of(&case)).unwrap();
+        let profile = tmp.path().join("profile");
+        let report = json_report(&case);
+        let codes = codes_of(&report);
+
+        // Unfiltered: every code has a visible group, no location is hidden.
+        let dom = dump_dom(&page, "", &profile, None);
+        let groups = tags(&dom, "<details class=\"group\"");
+        let shown: BTreeSet<&str> = groups
+            .iter()
+            .filter(|t| !is_hidden(t))
+            .map(|t| attr(t, "data-code"))
+            .collect();
+        for code in &codes {
+            assert!(shown.contains(code.as_str()), "{name}: {code} not shown");
+        }
+        let locs = tags(&dom, "<li class=\"loc\"");
+        assert_eq!(
+            locs.len(),
+            report["issues"]["issues"].as_array().unwrap().len(),
+            "{name}: one list item per issue"
+        );
+        assert!(
+            locs.iter().all(|t| !is_hidden(t)),
+            "{name}: hidden without a filter"
+        );
+
+        // Severity filter: exactly the errors stay.
+        let dom = dump_dom(&page, "severity=error", &profile, None);
+        for t in tags(&dom, "<li class=\"loc\"") {
+            assert_eq!(
+                is_hidden(t),
+                attr(t, "data-severity") != "error",
+                "{name}: {t}"
+            );
+        }
+        // Code filter: only that code's groups stay.
+        if let Some(code) = codes.iter().next_back() {
+            let dom = dump_dom(&page, &format!("code={code}"), &profile, None);
+            for t in tags(&dom, "<details class=\"group\"") {
+                assert_eq!(is_hidden(t), attr(t, "data-code") != code, "{name}: {t}");
+            }
+        }
+        // Subject filter: only that subject's locations stay.
+        let dom = dump_dom(&page, "subject=01", &profile, None);
+        for t in tags(&dom, "<li class=\"loc\"") {
+            assert_eq!(is_hidden(t), attr(t, "data-subject") != "01", "{name}: {t}");
+        }
+        // Datatype filter.
+        let dom = dump_dom(&page, "datatype=func", &profile, None);
+        for t in tags(&dom, "<li class=\"loc\"") {
+            assert_eq!(
+                is_hidden(t),
+                attr(t, "data-datatype") != "func",
+                "{name}: {t}"
+            );
+        }
+        // A screenshot renders (kept in the temporary directory, out of the repository).
+        let shot = tmp.path().join(format!("{name}.png"));
+        dump_dom(&page, "", &profile, Some(&shot));
+        let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+        assert!(size > 1000, "{name}: screenshot is {size} bytes");
+    }
+}
