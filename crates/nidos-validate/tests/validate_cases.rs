@@ -175,7 +175,7 @@ fn schema(which: &str, root: &Path) -> Option<&'static Schema> {
             .as_ref(),
         "bundled" => {
             let mut map = BUNDLED_BY_BRAND.lock().unwrap();
-            let tree: &'static Schema = *map.entry(String::new()).or_insert_with(|| {
+            let tree: &'static Schema = map.entry(String::new()).or_insert_with(|| {
                 Box::leak(Box::new(
                     nidos_schema::load_path(Path::new(BUNDLED)).unwrap(),
                 ))
