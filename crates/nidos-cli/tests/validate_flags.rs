@@ -134,3 +134,42 @@ fn generated_by_without_dataset_type_is_a_derivative() {
     let (_, as_derivative) = validate(ds.path(), &["--dataset-types", "derivative"]);
     assert!(!codes(&as_derivative).contains(&"UNSUPPORTED_DATASET_TYPE".to_string()));
 }
+
+/// The rules are embedded in the binary: run from an empty directory with no
+/// NIDOS_SCHEMA_DIR, a dataset of either brand validates.
+#[test]
+fn the_binary_needs_no_schema_directory() {
+    let ds = dataset();
+    let cwd = tempfile::tempdir().unwrap();
+    let run = |ds: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_nidos"))
+            .env_remove("NIDOS_SCHEMA_DIR")
+            .current_dir(cwd.path())
+            .arg("validate")
+            .arg(ds)
+            .args(["--format", "json", "--ignore-nifti-headers"])
+            .output()
+            .unwrap()
+    };
+    let out = run(ds.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    write(
+        ds.path(),
+        "dataset_description.json",
+        r#"{"Name": "x", "BIDSVersion": "1.11.1", "Authors": ["A", "B"]}"#,
+    );
+    let out = run(ds.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["summary"]["versionKey"], "BIDSVersion", "{report}");
+}
