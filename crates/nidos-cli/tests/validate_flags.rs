@@ -173,3 +173,56 @@ fn the_binary_needs_no_schema_directory() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["summary"]["versionKey"], "BIDSVersion", "{report}");
 }
+
+/// `nidos schema export DIR` writes the embedded YAML tree; a run reads the edited copy.
+#[test]
+fn exported_tree_is_read_back_and_edits_take_effect() {
+    let ds = dataset();
+    let out_dir = tempfile::tempdir().unwrap();
+    let tree = out_dir.path().join("tree");
+    let export = Command::new(env!("CARGO_BIN_EXE_nidos"))
+        .env_remove("NIDOS_SCHEMA_DIR")
+        .args(["schema", "export"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    assert!(tree.join("version.yaml").is_file());
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_nidos"))
+            .env("NIDOS_SCHEMA_DIR", &tree)
+            .arg("validate")
+            .arg(ds.path())
+            .args(["--format", "json", "--ignore-nifti-headers"])
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run().status.code(), Some(0));
+    // An edit: the dataset description now requires a field the dataset lacks.
+    let rules = tree.join("rules/dataset_metadata.yaml");
+    let text = std::fs::read_to_string(&rules).unwrap();
+    let edited = text.replacen("Funding: optional", "Funding: required", 1);
+    assert_ne!(
+        text, edited,
+        "the exported tree defines Funding as optional"
+    );
+    std::fs::write(&rules, edited).unwrap();
+    let out = run();
+    assert_eq!(out.status.code(), Some(16));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        codes(&report).contains(&"JSON_KEY_REQUIRED".to_string()),
+        "{report}"
+    );
+    // A second export does not overwrite.
+    let again = Command::new(env!("CARGO_BIN_EXE_nidos"))
+        .args(["schema", "export"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+}
