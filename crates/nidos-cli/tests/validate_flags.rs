@@ -226,3 +226,18 @@ fn exported_tree_is_read_back_and_edits_take_effect() {
         .unwrap();
     assert!(!again.status.success());
 }
+
+/// A `--schema` that does not exist is named once in one clear message (issue 15).
+#[test]
+fn a_missing_schema_is_named_once() {
+    let ds = dataset();
+    let out = Command::new(env!("CARGO_BIN_EXE_nidos"))
+        .arg("validate")
+        .arg(ds.path())
+        .args(["--schema", "v1.9.0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("v1.9.0").count(), 1, "{err}");
+}
