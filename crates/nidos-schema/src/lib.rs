@@ -204,7 +204,7 @@ pub(crate) fn from_resolved_tree(
     opts: &LoadOptions,
 ) -> Result<Schema, SchemaErrors> {
     let at = opts.version.clone().unwrap_or_else(|| info.version.clone());
-    let raw = lifecycle::filter_for_version(raw, &at, &info)
+    let raw = lifecycle::filter_for_version(raw, &at, info)
         .map_err(|e| info.locate(SchemaErrors::single(e)))?;
     let (raw, deprecations) = lifecycle::strip(raw, Some(&at));
     let mut s = Schema::build(raw, opts, true).map_err(|e| info.locate(e))?;
