@@ -59,8 +59,12 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
         format: DiffFormat,
     },
-    /// Print the resolved rule set as one JSON document (loadable with `--schema`).
+    /// Print the resolved rule set as one JSON document (loadable with `--schema`), or,
+    /// given DIR, write the bundled YAML rule tree there to edit it and run with
+    /// `NIDOS_SCHEMA_DIR=DIR` or `--schema DIR` (no rebuild needed).
     Export {
+        /// Write the bundled YAML tree into this (new or empty) directory.
+        dir: Option<PathBuf>,
         #[arg(long)]
         schema: Option<PathBuf>,
         #[arg(long, visible_alias = "std-version")]
@@ -92,7 +96,21 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         } => show(key, schema, version, format),
         Command::Versions { schema } => versions(schema),
         Command::Diff { a, b, format } => diff(&a, &b, format),
-        Command::Export { schema, version } => export(schema, version),
+        Command::Export {
+            dir: Some(dir),
+            schema: None,
+            version: None,
+        } => export_tree(&dir),
+        Command::Export { dir: Some(_), .. } => {
+            anyhow::bail!(
+                "`schema export DIR` writes the bundled tree; it takes no --schema or --version"
+            )
+        }
+        Command::Export {
+            dir: None,
+            schema,
+            version,
+        } => export(schema, version),
     }
 }
 
@@ -194,6 +212,34 @@ fn export(schema: Option<PathBuf>, version: Option<String>) -> anyhow::Result<Ex
     let path = schema_path(schema)?;
     let s = load(&path, version, false)?;
     print_value(&s.raw, Format::Json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the bundled YAML tree (as embedded in the binary) into `dir`.
+fn export_tree(dir: &Path) -> anyhow::Result<ExitCode> {
+    if dir.exists() && std::fs::read_dir(dir)?.next().is_some() {
+        anyhow::bail!(
+            "{} is not empty: export into a new or empty directory",
+            dir.display()
+        );
+    }
+    let files = nidos_schema::bundled_files().map_err(|e| anyhow::anyhow!("{e}"))?;
+    for (rel, text) in &files {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    eprintln!(
+        "wrote {} files of the bundled rules to {}; run with {}={} or --schema {}",
+        files.len(),
+        dir.display(),
+        nidos_schema::BUNDLED_ENV,
+        dir.display(),
+        dir.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

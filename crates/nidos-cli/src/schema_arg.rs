@@ -39,15 +39,17 @@ fn load_error(e: nidos_schema::SchemaErrors) -> anyhow::Error {
 /// version it declares (or `--std-version`), from the bundled rules or `--schema`.
 pub fn load_for_dataset(args: &SchemaArgs, dataset: &Path) -> anyhow::Result<Loaded> {
     let source = match &args.schema {
+        Some(path) if !path.exists() => anyhow::bail!(
+            "--schema {}: no such file or directory (expected a YAML rule tree directory or a \
+             compiled schema JSON file)",
+            path.display()
+        ),
         Some(path) => nidos_schema::Source::Path(path.clone()),
         None => nidos_schema::Source::Bundled,
     };
     let chosen = nidos_schema::load_for_dataset(&source, dataset, args.std_version.as_deref())
         .map_err(load_error)
-        .with_context(|| match &args.schema {
-            Some(path) => format!("loading schema {}", path.display()),
-            None => "loading the bundled schema".to_string(),
-        })?;
+        .context("loading the schema")?;
     Ok(Loaded {
         schema: chosen.schema,
         warnings: chosen.warnings.iter().map(|w| w.to_string()).collect(),

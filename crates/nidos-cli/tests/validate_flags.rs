@@ -134,3 +134,110 @@ fn generated_by_without_dataset_type_is_a_derivative() {
     let (_, as_derivative) = validate(ds.path(), &["--dataset-types", "derivative"]);
     assert!(!codes(&as_derivative).contains(&"UNSUPPORTED_DATASET_TYPE".to_string()));
 }
+
+/// The rules are embedded in the binary: run from an empty directory with no
+/// NIDOS_SCHEMA_DIR, a dataset of either brand validates.
+#[test]
+fn the_binary_needs_no_schema_directory() {
+    let ds = dataset();
+    let cwd = tempfile::tempdir().unwrap();
+    let run = |ds: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_nidos"))
+            .env_remove("NIDOS_SCHEMA_DIR")
+            .current_dir(cwd.path())
+            .arg("validate")
+            .arg(ds)
+            .args(["--format", "json", "--ignore-nifti-headers"])
+            .output()
+            .unwrap()
+    };
+    let out = run(ds.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    write(
+        ds.path(),
+        "dataset_description.json",
+        r#"{"Name": "x", "BIDSVersion": "1.11.1", "Authors": ["A", "B"]}"#,
+    );
+    let out = run(ds.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["summary"]["versionKey"], "BIDSVersion", "{report}");
+}
+
+/// `nidos schema export DIR` writes the embedded YAML tree; a run reads the edited copy.
+#[test]
+fn exported_tree_is_read_back_and_edits_take_effect() {
+    let ds = dataset();
+    let out_dir = tempfile::tempdir().unwrap();
+    let tree = out_dir.path().join("tree");
+    let export = Command::new(env!("CARGO_BIN_EXE_nidos"))
+        .env_remove("NIDOS_SCHEMA_DIR")
+        .args(["schema", "export"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    assert!(tree.join("version.yaml").is_file());
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_nidos"))
+            .env("NIDOS_SCHEMA_DIR", &tree)
+            .arg("validate")
+            .arg(ds.path())
+            .args(["--format", "json", "--ignore-nifti-headers"])
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run().status.code(), Some(0));
+    // An edit: the dataset description now requires a field the dataset lacks.
+    let rules = tree.join("rules/dataset_metadata.yaml");
+    let text = std::fs::read_to_string(&rules).unwrap();
+    let edited = text.replacen("Funding: optional", "Funding: required", 1);
+    assert_ne!(
+        text, edited,
+        "the exported tree defines Funding as optional"
+    );
+    std::fs::write(&rules, edited).unwrap();
+    let out = run();
+    assert_eq!(out.status.code(), Some(16));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        codes(&report).contains(&"JSON_KEY_REQUIRED".to_string()),
+        "{report}"
+    );
+    // A second export does not overwrite.
+    let again = Command::new(env!("CARGO_BIN_EXE_nidos"))
+        .args(["schema", "export"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+}
+
+/// A `--schema` that does not exist is named once in one clear message (issue 15).
+#[test]
+fn a_missing_schema_is_named_once() {
+    let ds = dataset();
+    let out = Command::new(env!("CARGO_BIN_EXE_nidos"))
+        .arg("validate")
+        .arg(ds.path())
+        .args(["--schema", "v1.9.0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("v1.9.0").count(), 1, "{err}");
+}

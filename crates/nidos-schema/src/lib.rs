@@ -23,6 +23,7 @@
 mod brand;
 use brand::serve_brand;
 mod check;
+mod embedded;
 mod error;
 mod lifecycle;
 mod model;
@@ -39,11 +40,14 @@ use serde_json::Value;
 
 pub use brand::{brand_named, BrandChoice, BrandIssue, Brands, BRAND_AMBIGUOUS, BRAND_UNDECLARED};
 pub use check::{check_path, check_value, duplicate_codes, structure_findings, CheckReport};
+pub use embedded::bundled_files;
 pub use error::{ErrorKind, SchemaError, SchemaErrors, Warning};
 pub use lifecycle::{filter_for_version, LIFECYCLE_KEYS};
 pub use model::*;
 pub use select::{load_for_dataset, read_description, ForDataset, Source};
-pub use version::{bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV};
+pub use version::{
+    bundled_override, bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV,
+};
 pub use views::{
     called_functions, rule_nodes, CHECK_RULE_MARKERS, FIELD_RULE_MARKERS, FILE_RULE_MARKERS,
     KNOWN_FUNCTIONS, TABULAR_RULE_MARKERS,
@@ -139,29 +143,7 @@ pub fn load_path(path: &Path) -> Result<Schema, SchemaErrors> {
 pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
     let mut schema = if path.is_dir() {
         let (raw, info) = yaml::load_tree_raw(path)?;
-        let at = opts.version.clone().unwrap_or_else(|| info.version.clone());
-        let raw = lifecycle::filter_for_version(raw, &at, &info)
-            .map_err(|e| info.locate(SchemaErrors::single(e)))?;
-        let (raw, deprecations) = lifecycle::strip(raw, Some(&at));
-        let mut s = Schema::build(raw, opts, true).map_err(|e| info.locate(e))?;
-        s.deprecations = deprecations;
-        s.supported_versions = info.supported.clone();
-        if !info
-            .supported
-            .iter()
-            .any(|v| compare_versions(v, &at) == std::cmp::Ordering::Equal)
-        {
-            s.warnings.push(SchemaError::new(
-                ErrorKind::Version,
-                "version",
-                format!(
-                    "version {at} is not among the tree's supported versions ({})",
-                    info.supported.join(", ")
-                ),
-            ));
-        }
-        s.warnings = info.locate(SchemaErrors(std::mem::take(&mut s.warnings))).0;
-        s
+        from_resolved_tree(raw, &info, opts)?
     } else {
         let text = std::fs::read_to_string(path).map_err(|e| {
             SchemaErrors::single(
@@ -204,6 +186,46 @@ pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Schema, SchemaE
     };
     schema.source = Some(path.to_owned());
     Ok(schema)
+}
+
+/// Loads the bundled rules: the YAML tree `NIDOS_SCHEMA_DIR` names, else the copy
+/// embedded at build time.
+pub fn load_bundled(opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
+    match version::bundled_override() {
+        Some(dir) => load_path_with(&dir, opts),
+        None => embedded::load(opts),
+    }
+}
+
+/// Pins a resolved YAML tree to a version, serves the requested brand and builds it.
+pub(crate) fn from_resolved_tree(
+    raw: Value,
+    info: &TreeInfo,
+    opts: &LoadOptions,
+) -> Result<Schema, SchemaErrors> {
+    let at = opts.version.clone().unwrap_or_else(|| info.version.clone());
+    let raw = lifecycle::filter_for_version(raw, &at, info)
+        .map_err(|e| info.locate(SchemaErrors::single(e)))?;
+    let (raw, deprecations) = lifecycle::strip(raw, Some(&at));
+    let mut s = Schema::build(raw, opts, true).map_err(|e| info.locate(e))?;
+    s.deprecations = deprecations;
+    s.supported_versions = info.supported.clone();
+    if !info
+        .supported
+        .iter()
+        .any(|v| compare_versions(v, &at) == std::cmp::Ordering::Equal)
+    {
+        s.warnings.push(SchemaError::new(
+            ErrorKind::Version,
+            "version",
+            format!(
+                "version {at} is not among the tree's supported versions ({})",
+                info.supported.join(", ")
+            ),
+        ));
+    }
+    s.warnings = info.locate(SchemaErrors(std::mem::take(&mut s.warnings))).0;
+    Ok(s)
 }
 
 /// The versions a schema at `path` can be pinned to, newest first, without loading
@@ -302,22 +324,22 @@ impl Schema {
             brand: brand.map(str::to_owned),
             ..LoadOptions::default()
         };
-        load_path_with(&bundled_schema_dir(), &opts)
+        load_bundled(&opts)
     }
 
-    /// Loads the bundled schema ([`bundled_schema_dir`]) at version `v`
+    /// Loads the bundled schema ([`load_bundled`]) at version `v`
     /// (see [`select_version`] to choose `v`).
     pub fn for_version(v: &str) -> Result<Schema, SchemaErrors> {
         let opts = LoadOptions {
             version: Some(v.to_owned()),
             ..LoadOptions::default()
         };
-        load_path_with(&bundled_schema_dir(), &opts)
+        load_bundled(&opts)
     }
 
     /// The bundled schema at its newest version.
     pub fn bundled() -> Result<Schema, SchemaErrors> {
-        load_path(&bundled_schema_dir())
+        load_bundled(&LoadOptions::default())
     }
 
     /// The part of [`Schema::raw`] at a dotted path (`objects.entities.subject`);

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::brand::{declared_brands, BrandChoice, Brands};
 use crate::error::{ErrorKind, SchemaError, SchemaErrors, Warning};
-use crate::version::{bundled_schema_dir, compare_versions, select_version};
+use crate::version::{bundled_override, compare_versions, select_version};
 use crate::{load_path_with, LoadOptions, Schema};
 
 /// Where the rules come from.
@@ -72,7 +72,10 @@ pub fn load_for_dataset(
 ) -> Result<ForDataset, SchemaErrors> {
     let description = read_description(dataset);
     let root = match source {
-        Source::Bundled => bundled_schema_dir(),
+        Source::Bundled => match bundled_override() {
+            Some(dir) => dir,
+            None => return embedded_for_dataset(description.as_ref(), requested),
+        },
         Source::Path(p) => p.clone(),
     };
     if !root.is_dir() {
@@ -137,5 +140,33 @@ pub fn load_for_dataset(
         schema,
         choice,
         warnings,
+    })
+}
+
+/// [`load_for_dataset`] on the embedded rules.
+fn embedded_for_dataset(
+    description: Option<&Value>,
+    requested: Option<&str>,
+) -> Result<ForDataset, SchemaErrors> {
+    let (brands, supported) = crate::embedded::index()?;
+    let brands = brands.ok_or_else(|| {
+        SchemaErrors::single(SchemaError::new(
+            ErrorKind::Structure,
+            "meta.brands",
+            "the embedded rules declare no brands",
+        ))
+    })?;
+    let choice = brands.choose(description);
+    let (version, warning) =
+        select_version(requested, choice.declared_version.as_deref(), &supported);
+    let opts = LoadOptions {
+        version: Some(version),
+        brand: Some(choice.brand.name.clone()),
+        ..LoadOptions::default()
+    };
+    Ok(ForDataset {
+        schema: crate::embedded::load(&opts)?,
+        choice,
+        warnings: warning.into_iter().collect(),
     })
 }

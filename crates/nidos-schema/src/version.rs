@@ -123,7 +123,16 @@ pub fn select_version(
     (used, Some(w))
 }
 
-/// The directory of the bundled Std schema tree.
+/// The YAML tree that replaces the embedded rules: `NIDOS_SCHEMA_DIR` when set and
+/// not empty.
+pub fn bundled_override() -> Option<PathBuf> {
+    std::env::var_os(BUNDLED_ENV)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The directory of the bundled Std schema tree as YAML (the rules are also embedded
+/// in the library: see [`crate::load_bundled`]).
 ///
 /// In order: the `NIDOS_SCHEMA_DIR` environment variable; a `schema/` directory next
 /// to the running executable (or in `../share/nidos/schema` relative to it); the

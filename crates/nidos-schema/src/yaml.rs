@@ -161,6 +161,15 @@ fn read_version_file(root: &Path, info: &mut TreeInfo) -> Result<(), SchemaError
         .in_file(Some(root.to_owned())));
     }
     let v = parse_yaml(&read(&file)?, &file)?;
+    version_info(v, info, here)
+}
+
+/// Fills `info` from the parsed content of a version file (`here`: its path, if any).
+pub(crate) fn version_info(
+    v: Value,
+    info: &mut TreeInfo,
+    here: Option<PathBuf>,
+) -> Result<(), SchemaError> {
     let Value::Object(m) = v else {
         return Err(SchemaError::new(ErrorKind::Structure, "", "expected a mapping").in_file(here));
     };
@@ -290,6 +299,22 @@ pub fn load_tree_raw(root: &Path) -> Result<(Value, TreeInfo), SchemaErrors> {
     }
     let raw = resolve_refs(Value::Object(top)).map_err(|e| info.locate(e))?;
     Ok((raw, info))
+}
+
+/// The unresolved top of a tree from its parts already read: the version file's
+/// content and the `objects`/`rules`/`meta` mappings.
+pub(crate) fn tree_top(info: &TreeInfo, parts: &Map<String, Value>) -> Map<String, Value> {
+    let mut top = Map::new();
+    top.insert("version".into(), Value::String(info.version.clone()));
+    if let Some(sv) = &info.schema_version {
+        top.insert("schema_version".into(), Value::String(sv.clone()));
+    }
+    for d in TREE_DIRS {
+        if let Some(v) = parts.get(*d) {
+            top.insert((*d).to_owned(), v.clone());
+        }
+    }
+    top
 }
 
 /// Resolves every `$ref` of a tree (see the crate README for the rules) and flattens
