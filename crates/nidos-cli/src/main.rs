@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod cmd_context;
 mod cmd_entities;
 mod cmd_eval;
+mod cmd_index;
 mod cmd_init;
 mod cmd_ls;
 mod cmd_path;
@@ -46,6 +47,8 @@ enum Command {
     Entities(cmd_entities::Args),
     /// The canonical relative path of a file from its entities, suffix and extension.
     Path(cmd_path::Args),
+    /// Write a Parquet index (one row per file) of datasets, or of folders of datasets.
+    Index(cmd_index::Args),
     /// Create a minimal valid dataset.
     Init(cmd_init::Args),
 }
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Command::Entities(a) => cmd_entities::run(a),
         Command::Path(a) => cmd_path::run(a),
         Command::Init(a) => cmd_init::run(a),
+        Command::Index(a) => cmd_index::run(a),
     };
     match result {
         Ok(code) => code,
