@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
-    #[error("{path}: {source}")]
+    #[error("{path}: not a directory")]
+    NotADirectory { path: PathBuf },
+    #[error("{path}")]
     Io {
         path: PathBuf,
         #[source]

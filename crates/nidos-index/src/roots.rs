@@ -26,10 +26,9 @@ pub fn find_roots(path: &Path) -> Result<Vec<FoundDataset>, IndexError> {
         source,
     };
     if !path.is_dir() {
-        return Err(io(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            "not a directory",
-        )));
+        return Err(IndexError::NotADirectory {
+            path: path.to_path_buf(),
+        });
     }
     let own = path
         .canonicalize()

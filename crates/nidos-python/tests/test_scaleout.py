@@ -8,7 +8,7 @@ import pytest
 
 import nidos
 
-SOME = ["ds001", "ds005", "7t_trt", "eeg_cbm", "asl001"]
+SOME = ["ds001", "ds005", "eeg_cbm", "asl001"]
 
 
 def index_one(root):
