@@ -46,12 +46,7 @@ pub fn find_roots(path: &Path) -> Result<Vec<FoundDataset>, IndexError> {
     Ok(out)
 }
 
-fn search(
-    base: &Path,
-    dir: &Path,
-    own: &str,
-    out: &mut Vec<FoundDataset>,
-) -> std::io::Result<()> {
+fn search(base: &Path, dir: &Path, own: &str, out: &mut Vec<FoundDataset>) -> std::io::Result<()> {
     let is_dataset = dir.join(DESCRIPTION).is_file();
     if is_dataset {
         let rel = dir.strip_prefix(base).unwrap_or(dir);

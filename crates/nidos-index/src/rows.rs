@@ -53,12 +53,11 @@ pub fn index_dataset(
         with_metadata: true,
         ..Query::default()
     };
-    let found = query_dataset_shared(root, schema, opts, &q).map_err(|source| {
-        IndexError::Query {
+    let found =
+        query_dataset_shared(root, schema, opts, &q).map_err(|source| IndexError::Query {
             root: root.to_path_buf(),
             source,
-        }
-    })?;
+        })?;
     let shared = found.metadata.unwrap_or_default();
     let ds = found.datasets.first();
     let mut rows = Vec::with_capacity(found.result.matches.len());

@@ -127,7 +127,11 @@ pub fn to_record_batch(sets: &[DatasetIndex], schema: &Schema) -> Result<RecordB
         }
     }
     let extra = extra.finish();
-    fields.push(Field::new("extra_entities", extra.data_type().clone(), true));
+    fields.push(Field::new(
+        "extra_entities",
+        extra.data_type().clone(),
+        true,
+    ));
     columns.push(Arc::new(extra));
 
     let mut roots = StringDictionaryBuilder::<Int32Type>::new();
@@ -165,10 +169,15 @@ pub fn to_record_batch(sets: &[DatasetIndex], schema: &Schema) -> Result<RecordB
         })
         .collect();
     fields.push(Field::new("metadata", DataType::Utf8, true));
-    columns.push(text_column(&|i, _, r| texts.get(i)?.get(r.metadata).cloned()));
+    columns.push(text_column(&|i, _, r| {
+        texts.get(i)?.get(r.metadata).cloned()
+    }));
 
     let lookup = |s: &DatasetIndex, r: &crate::FileRow, key: &str| -> Option<Value> {
-        s.metadata.get(r.metadata).and_then(|m: &Map<String, Value>| m.get(key)).cloned()
+        s.metadata
+            .get(r.metadata)
+            .and_then(|m: &Map<String, Value>| m.get(key))
+            .cloned()
     };
     for (key, kind) in metadata_kinds(sets) {
         let name = format!("{METADATA_PREFIX}{key}");

@@ -51,7 +51,9 @@ fn run_case(path: &Path) {
     assert_eq!(names, want, "{}: datasets found", path.display());
     let sets: Vec<_> = found
         .iter()
-        .map(|f| nidos_index::index_dataset(&f.root, &f.name, &schema, &Default::default()).unwrap())
+        .map(|f| {
+            nidos_index::index_dataset(&f.root, &f.name, &schema, &Default::default()).unwrap()
+        })
         .collect();
     let batch = nidos_index::to_record_batch(&sets, &schema).unwrap();
     let mut bytes = Vec::new();
@@ -66,7 +68,10 @@ fn run_case(path: &Path) {
     assert_eq!(back.num_rows(), batch.num_rows());
     for expect in case["rows"].as_array().unwrap() {
         let exp = expect.as_object().unwrap();
-        let (ds, p) = (exp["dataset"].as_str().unwrap(), exp["path"].as_str().unwrap());
+        let (ds, p) = (
+            exp["dataset"].as_str().unwrap(),
+            exp["path"].as_str().unwrap(),
+        );
         let row = (0..back.num_rows())
             .find(|&r| cell(back, "dataset", r) == ds && cell(back, "path", r) == p)
             .unwrap_or_else(|| panic!("{}: no row {ds} {p}", path.display()));

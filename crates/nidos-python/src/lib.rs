@@ -5,11 +5,11 @@
 use pyo3::prelude::*;
 
 mod error;
-mod schema;
-mod scan;
-mod validate;
-mod rules;
 mod index;
+mod rules;
+mod scan;
+mod schema;
+mod validate;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -63,11 +63,8 @@ pub fn for_dataset(
     }
     let newest = load(None, None)?;
     let declared = declared_version(dataset, &newest.brand.version_key);
-    let (version, _warning) = nidos_schema::select_version(
-        std_version,
-        declared.as_deref(),
-        &newest.supported_versions,
-    );
+    let (version, _warning) =
+        nidos_schema::select_version(std_version, declared.as_deref(), &newest.supported_versions);
     if version == newest.version {
         Ok(newest)
     } else {

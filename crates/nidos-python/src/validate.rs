@@ -50,7 +50,9 @@ pub fn validate_json(
 ) -> PyResult<String> {
     py.allow_threads(|| {
         let config = match &config {
-            Some(text) => Config::from_json(text).map_err(|e| value_error(format!("config: {e}")))?,
+            Some(text) => {
+                Config::from_json(text).map_err(|e| value_error(format!("config: {e}")))?
+            }
             None => Config::default(),
         };
         let opts = Options {

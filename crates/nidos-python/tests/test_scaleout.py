@@ -32,6 +32,13 @@ def test_dask_index_and_validate(examples_dir, tmp_path):
     for n in names:
         shutil.copytree(examples_dir / n, archive / n, symlinks=True)
 
+    # The task functions live in this test module, which the workers cannot import:
+    # send them by value.
+    import sys
+
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
     roots = [root for _, root in nidos.find_datasets(archive)]
     out = tmp_path / "index"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

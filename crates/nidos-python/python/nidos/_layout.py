@@ -461,7 +461,11 @@ class Layout:
             if metadata:
                 row["metadata"] = json.dumps(f._metadata)
             rows.append(row)
-        return rows
+        # Every row gets every column (a table's columns come from all rows, not the first).
+        columns: Dict[str, None] = {}
+        for row in rows:
+            columns.update(dict.fromkeys(row))
+        return [{c: row.get(c) for c in columns} for row in rows]
 
     def to_arrow(self, metadata: bool = False):
         """The files as a pyarrow Table (one row per file; ``metadata`` adds the merged
