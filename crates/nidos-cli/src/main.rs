@@ -9,6 +9,7 @@ mod cmd_context;
 mod cmd_entities;
 mod cmd_eval;
 mod cmd_fix;
+mod cmd_index;
 mod cmd_init;
 mod cmd_ls;
 mod cmd_path;
@@ -50,6 +51,8 @@ enum Command {
     Entities(cmd_entities::Args),
     /// The canonical relative path of a file from its entities, suffix and extension.
     Path(cmd_path::Args),
+    /// Write a Parquet index (one row per file) of datasets, or of folders of datasets.
+    Index(cmd_index::Args),
     /// Create a minimal valid dataset.
     Init(cmd_init::Args),
     /// Show (or with --apply, write) the schema's fixes for a dataset's issues.
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
         Command::Path(a) => cmd_path::run(a),
         Command::Init(a) => cmd_init::run(a),
         Command::Fix(a) => cmd_fix::run(a),
+        Command::Index(a) => cmd_index::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,58 @@
+//! `nidos index DATASET... -o OUT.parquet`: one Parquet row per accepted file of every
+//! dataset found at or under the given folders (see `nidos_index`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use nidos_dataset::OpenOptions;
+
+use crate::schema_arg;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Datasets, or folders holding datasets (every directory with a
+    /// dataset_description.json is indexed; nested derivatives as datasets of their own).
+    #[arg(required = true)]
+    pub datasets: Vec<PathBuf>,
+    /// The Parquet file to write.
+    #[arg(short = 'o', long = "output")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub schema: schema_arg::SchemaArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut found = Vec::new();
+    for path in &args.datasets {
+        found.extend(nidos_index::find_roots(path)?);
+    }
+    let mut sets = Vec::with_capacity(found.len());
+    let mut columns_schema = None;
+    for d in &found {
+        let loaded = schema_arg::load_for_dataset(&args.schema, &d.root)?;
+        loaded.print_warnings(&format!("nidos: {}: ", d.name));
+        sets.push(nidos_index::index_dataset(
+            &d.root,
+            &d.name,
+            &loaded.schema,
+            &OpenOptions::default(),
+        )?);
+        // The entity columns are those of the first dataset's schema.
+        columns_schema.get_or_insert(loaded.schema);
+    }
+    let Some(schema) = columns_schema else {
+        anyhow::bail!("no dataset to index");
+    };
+    let batch = nidos_index::to_record_batch(&sets, &schema)?;
+    let file = std::fs::File::create(&args.output)
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    nidos_index::write_parquet(&batch, std::io::BufWriter::new(file))?;
+    eprintln!(
+        "nidos: indexed {} files of {} dataset(s) into {}",
+        batch.num_rows(),
+        sets.len(),
+        args.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,26 @@
+//! The `nidos._native` extension module: thin entry points over the Rust crates. Each
+//! returns plain data (JSON text or Parquet bytes) that the Python package (`python/nidos`)
+//! turns into its objects; every long call runs with the GIL released.
+
+use pyo3::prelude::*;
+
+mod error;
+mod index;
+mod rules;
+mod scan;
+mod schema;
+mod validate;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(validate::validate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::scan_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::build_path, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::parse_name, m)?)?;
+    m.add_function(wrap_pyfunction!(rules::eval_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rules::context_json, m)?)?;
+    m.add_function(wrap_pyfunction!(index::index_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(index::find_roots, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
