@@ -115,7 +115,17 @@ fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
 }
 
 fn schema_path(p: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    let p = p.unwrap_or_else(nidos_schema::bundled_schema_dir);
+    let p = match p {
+        Some(arg) => {
+            let mut warnings = Vec::new();
+            let p = crate::schema_arg::local_schema(&arg, None, &mut warnings)?;
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+            p
+        }
+        None => nidos_schema::bundled_schema_dir(),
+    };
     if !p.exists() {
         anyhow::bail!(
             "no schema at {} (pass a path, or set {} to the bundled schema directory)",

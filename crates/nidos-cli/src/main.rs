@@ -20,6 +20,7 @@ mod prune_fs;
 mod render_html;
 mod render_sarif;
 mod schema_arg;
+mod schema_fetch;
 
 #[derive(Parser)]
 #[command(

@@ -8,7 +8,9 @@ use nidos_schema::Schema;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct SchemaArgs {
-    /// A schema to use instead of the bundled one: a YAML rule tree or a compiled JSON.
+    /// A schema to use instead of the bundled one: a YAML rule tree, a compiled JSON, a
+    /// release tag (`v1.9.0`, `stable`, `latest`) or a URL of a published compiled
+    /// schema (downloaded once into the user's cache, then reused offline).
     #[arg(long, global = true)]
     pub schema: Option<PathBuf>,
     /// The standard version whose rules apply (default: the dataset's, else the newest).
@@ -38,7 +40,12 @@ fn load_error(e: nidos_schema::SchemaErrors) -> anyhow::Error {
 /// Loads the schema for validating `dataset`: the brand its description selects, the
 /// version it declares (or `--std-version`), from the bundled rules or `--schema`.
 pub fn load_for_dataset(args: &SchemaArgs, dataset: &Path) -> anyhow::Result<Loaded> {
-    let source = match &args.schema {
+    let mut warnings = Vec::new();
+    let local = match &args.schema {
+        Some(arg) => Some(local_schema(arg, Some(dataset), &mut warnings)?),
+        None => None,
+    };
+    let source = match &local {
         Some(path) if !path.exists() => anyhow::bail!(
             "--schema {}: no such file or directory (expected a YAML rule tree directory or a \
              compiled schema JSON file)",
@@ -50,8 +57,26 @@ pub fn load_for_dataset(args: &SchemaArgs, dataset: &Path) -> anyhow::Result<Loa
     let chosen = nidos_schema::load_for_dataset(&source, dataset, args.std_version.as_deref())
         .map_err(load_error)
         .context("loading the schema")?;
+    warnings.extend(chosen.warnings.iter().map(|w| w.to_string()));
     Ok(Loaded {
         schema: chosen.schema,
-        warnings: chosen.warnings.iter().map(|w| w.to_string()).collect(),
+        warnings,
     })
+}
+
+/// The local path of a `--schema` argument: itself, or for a release tag or URL the
+/// cached download ([`crate::schema_fetch`]); a stale-cache warning goes to `warnings`.
+pub fn local_schema(
+    arg: &Path,
+    dataset: Option<&Path>,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<PathBuf> {
+    match crate::schema_fetch::remote(arg, dataset)? {
+        None => Ok(arg.to_path_buf()),
+        Some(remote) => {
+            let (file, warning) = crate::schema_fetch::fetch(&remote)?;
+            warnings.extend(warning);
+            Ok(file)
+        }
+    }
 }

@@ -193,6 +193,9 @@ pub(crate) fn brand_value(b: &Brand) -> Map<String, Value> {
     m.insert("version_key".into(), Value::String(b.version_key.clone()));
     m.insert("uri_scheme".into(), Value::String(b.uri_scheme.clone()));
     m.insert("ignore_file".into(), Value::String(b.ignore_file.clone()));
+    if let Some(url) = &b.published_schema {
+        m.insert("published_schema".into(), Value::String(url.clone()));
+    }
     m
 }
 
@@ -205,6 +208,7 @@ pub fn brand_named(name: &str) -> Brand {
         version_key: format!("{name}Version"),
         uri_scheme: lower.clone(),
         ignore_file: format!(".{lower}ignore"),
+        published_schema: None,
     }
 }
 
@@ -235,13 +239,19 @@ fn brand_from_table(
             "version_key" => b.version_key = s.to_owned(),
             "uri_scheme" => b.uri_scheme = s.trim_end_matches(':').to_owned(),
             "ignore_file" => b.ignore_file = s.to_owned(),
-            _ => {
+            "published_schema" if s.contains("{tag}") => b.published_schema = Some(s.to_owned()),
+            "published_schema" => {
                 return Err(SchemaError::new(
-                    ErrorKind::UnknownKey,
+                    ErrorKind::Structure,
                     format!("{at}.{k}"),
-                    "unknown brand key (name, version_key, uri_scheme, ignore_file)",
+                    "expected a URL containing {tag}, the place of the release tag",
                 ))
             }
+            _ => return Err(SchemaError::new(
+                ErrorKind::UnknownKey,
+                format!("{at}.{k}"),
+                "unknown brand key (name, version_key, uri_scheme, ignore_file, published_schema)",
+            )),
         }
     }
     Ok(b)
@@ -390,6 +400,7 @@ pub(crate) fn single_brand(
         version_key: String::new(),
         uri_scheme: String::new(),
         ignore_file: String::new(),
+        published_schema: None,
     }))
 }
 

@@ -44,7 +44,9 @@ pub use embedded::bundled_files;
 pub use error::{ErrorKind, SchemaError, SchemaErrors, Warning};
 pub use lifecycle::{filter_for_version, LIFECYCLE_KEYS};
 pub use model::*;
-pub use select::{load_for_dataset, read_description, ForDataset, Source};
+pub use select::{
+    load_for_dataset, published_schema_template, read_description, ForDataset, Source,
+};
 pub use version::{
     bundled_override, bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV,
 };

@@ -20,6 +20,9 @@ pub struct Brand {
     pub uri_scheme: String,
     /// Name of the ignore file at the dataset root: e.g. `".stdignore"`.
     pub ignore_file: String,
+    /// Where the brand's compiled schemas are published: a URL in which `{tag}` stands
+    /// for a release tag (`v1.9.0`, `stable`, `latest`). `None`: not published.
+    pub published_schema: Option<String>,
 }
 
 /// A requirement level of a file, field, column or entity.

@@ -143,6 +143,25 @@ pub fn load_for_dataset(
     })
 }
 
+/// Where the compiled schemas of the bundled rules' brands are published (a URL with
+/// `{tag}`, see [`crate::model::Brand::published_schema`]): the template of the brand the
+/// description of `dataset` selects, else of the first declared brand that has one.
+/// The bundled rules are the embedded tree, or the one `NIDOS_SCHEMA_DIR` names.
+pub fn published_schema_template(dataset: Option<&Path>) -> Result<Option<String>, SchemaErrors> {
+    let brands = match bundled_override() {
+        Some(dir) => tree_index(&dir)?.0,
+        None => crate::embedded::index()?.0,
+    };
+    let Some(brands) = brands else {
+        return Ok(None);
+    };
+    let description = dataset.and_then(read_description);
+    let chosen = brands.choose(description.as_ref()).brand;
+    Ok(chosen
+        .published_schema
+        .or_else(|| brands.list.iter().find_map(|b| b.published_schema.clone())))
+}
+
 /// [`load_for_dataset`] on the embedded rules.
 fn embedded_for_dataset(
     description: Option<&Value>,
