@@ -340,11 +340,8 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
         return;
     }
     newer.sort_by(|a, b| nidos_schema::compare_versions(a, b));
-    let schemas: Vec<(String, Schema)> = newer
-        .into_iter()
-        .filter_map(|v| Some((v.clone(), Schema::bundled_for(Some(&brand), Some(v)).ok()?)))
-        .collect();
-    let later: Vec<(&str, &Schema)> = schemas.iter().map(|(v, s)| (v.as_str(), s)).collect();
+    let later: Vec<&str> = newer.into_iter().map(String::as_str).collect();
+    let load = |v: &str| Schema::bundled_for(Some(&brand), Some(v)).ok();
     let quiet = Options {
         ignore_nifti_headers: opts.ignore_nifti_headers,
         max_rows: opts.max_rows,
@@ -364,6 +361,7 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
             version_key: &key,
         },
         &later,
+        &load,
         &validate,
     );
 }

@@ -42,15 +42,18 @@ pub struct Declared<'a> {
 }
 
 /// Annotates the issues of `report` that a later version would not raise. `later` lists
-/// the supported versions after the one used, oldest first, each with its rules;
-/// `validate` validates the same dataset with other rules (None: it could not).
-/// Returns how many issues were annotated. Validates at most once per later version,
-/// and only when some issue has one of the codes that can depend on the version.
+/// the supported versions after the one used, oldest first; `load` gives the rules of
+/// one of them (None: it could not) and `validate` validates the same dataset with them.
+/// Returns how many issues were annotated. Nothing is loaded or validated unless some
+/// issue has one of the codes that can depend on the version; then the newest version
+/// is tried first, and the others, oldest first, only while some issue that the newest
+/// does not raise is left to place.
 pub fn explain_later_versions(
     report: &mut Report,
     current: &Schema,
     declared: &Declared<'_>,
-    later: &[(&str, &Schema)],
+    later: &[&str],
+    load: &dyn Fn(&str) -> Option<Schema>,
     validate: &dyn Fn(&Schema) -> Option<Report>,
 ) -> usize {
     let candidates: Vec<usize> = report
@@ -60,15 +63,20 @@ pub fn explain_later_versions(
         .filter(|(_, i)| VERSIONED_CODES.contains(&i.code.as_ref()))
         .map(|(n, _)| n)
         .collect();
-    let Some((newest, newest_schema)) = later.last() else {
+    let Some(&newest) = later.last() else {
         return 0;
     };
     if candidates.is_empty() {
         return 0;
     }
-    let Some(at_newest) = validate(newest_schema) else {
+    let mut loaded: HashMap<&str, Schema> = HashMap::new();
+    let Some(newest_schema) = load(newest) else {
         return 0;
     };
+    let Some(at_newest) = validate(&newest_schema) else {
+        return 0;
+    };
+    loaded.insert(newest, newest_schema);
     let still: std::collections::HashSet<_> = at_newest.issues.iter().map(key).collect();
     // Issue index → the first version without it.
     let mut since: HashMap<usize, &str> = HashMap::new();
@@ -79,8 +87,12 @@ pub fn explain_later_versions(
     if open.is_empty() {
         return 0;
     }
-    for (version, schema) in &later[..later.len() - 1] {
-        let Some(r) = validate(schema) else { continue };
+    for &version in &later[..later.len() - 1] {
+        let Some(schema) = load(version) else {
+            continue;
+        };
+        let Some(r) = validate(&schema) else { continue };
+        loaded.insert(version, schema);
         let present: std::collections::HashSet<_> = r.issues.iter().map(key).collect();
         open.retain(|&n| {
             if present.contains(&key(&report.issues[n])) {
@@ -100,7 +112,9 @@ pub fn explain_later_versions(
     let count = since.len();
     for (n, version) in since {
         let issue = &mut report.issues[n];
-        let datatype = new_datatype(&issue.location, current, later, version);
+        let datatype = loaded
+            .get(version)
+            .and_then(|later| new_datatype(&issue.location, current, later));
         let what = match issue.code.as_ref() {
             "NOT_INCLUDED" if datatype.is_some() => datatype.as_deref().unwrap_or_default(),
             "NOT_INCLUDED" if issue.location.ends_with('/') => "this directory is",
@@ -124,15 +138,10 @@ pub fn explain_later_versions(
     count
 }
 
-/// "EMG data is" when the file sits in a datatype folder that `version` defines and the
-/// current rules do not.
-fn new_datatype(
-    location: &str,
-    current: &Schema,
-    later: &[(&str, &Schema)],
-    version: &str,
-) -> Option<String> {
-    let (_, schema) = later.iter().find(|(v, _)| *v == version)?;
+/// "EMG data is" when the file sits in a datatype folder that the `later` rules define
+/// and the current rules do not.
+fn new_datatype(location: &str, current: &Schema, later: &Schema) -> Option<String> {
+    let schema = later;
     let known = |s: &Schema, d: &str| s.raw.pointer(&format!("/objects/datatypes/{d}")).is_some();
     location
         .trim_end_matches('/')
