@@ -244,9 +244,15 @@ impl Dataset {
                 None => return Some(false),
             },
             r if r.ends_with("-uri") => {
-                let Some((_scheme, rest)) = path.split_once(':') else {
+                // `<scheme>-uri`: a URI of that scheme naming this dataset (empty
+                // dataset name); schemes compare case-insensitively (RFC 3986).
+                let wanted = r.trim_end_matches("-uri");
+                let Some((scheme, rest)) = path.split_once(':') else {
                     return Some(false);
                 };
+                if !scheme.eq_ignore_ascii_case(wanted) {
+                    return Some(false);
+                }
                 let Some((dsname, rel)) = rest.split_once(':') else {
                     return Some(false);
                 };
