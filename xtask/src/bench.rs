@@ -167,7 +167,7 @@ fn time_works() -> bool {
 
 /// Generates (once) the dataset for `brand` and `subjects`; returns its path and
 /// number of files.
-fn dataset(brand: &str, subjects: u32) -> Result<(PathBuf, usize)> {
+pub(crate) fn dataset(brand: &str, subjects: u32) -> Result<(PathBuf, usize)> {
     let base = std::env::temp_dir().join("nidos-bench");
     std::fs::create_dir_all(&base)?;
     let dir = base.join(format!("{brand}-s{subjects}"));

@@ -86,7 +86,7 @@ fn actual_tuples(report: &Value, with_hed: bool) -> BTreeSet<Tuple> {
     out
 }
 
-fn build_binary() -> Result<PathBuf> {
+pub(crate) fn build_binary() -> Result<PathBuf> {
     let status = Command::new(env!("CARGO"))
         .args(["build", "--release", "--quiet", "-p", "nidos-cli"])
         .current_dir(root())

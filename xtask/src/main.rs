@@ -6,10 +6,13 @@
 //! - `cargo xtask bench-small`: start-up on small real datasets, beside the reference.
 //! - `cargo xtask schema-coverage --against COMPILED.json [--out docs/schema-coverage.md]`:
 //!   what the bundled tree lacks against a compiled upstream schema (see `coverage.rs`).
+//! - `cargo xtask compare-builds [--base REV]`: this checkout's reports against another
+//!   commit's, byte for byte, on every example and real-world dataset (refactoring check).
 //! - `cargo xtask sort-diff`: `sorted()` against the reference's own JavaScript (see the module).
 
 mod bench;
 mod bench_small;
+mod compare_builds;
 mod conformance;
 mod coverage;
 mod hed_import;
@@ -25,11 +28,12 @@ fn main() -> Result<()> {
         Some("conformance") => conformance::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("bench-small") => bench_small::run(&args[1..]),
+        Some("compare-builds") => compare_builds::run(&args[1..]),
         Some("sort-diff") => sortdiff::run(&args[1..]),
         Some("schema-coverage") => coverage::run(&args[1..]),
         Some("hed-import") => hed_import::run(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench | bench-small | sort-diff | schema-coverage --against COMPILED.json | hed-import SCHEMA.xml [-o FILE]"
+            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench | bench-small | compare-builds [--base REV] [--bench N] [--only NAME] | sort-diff | schema-coverage --against COMPILED.json | hed-import SCHEMA.xml [-o FILE]"
         ),
     }
 }

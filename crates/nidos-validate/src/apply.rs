@@ -511,26 +511,76 @@ impl Signature {
     }
 }
 
-/// JavaScript `parseFloat`: the longest numeric prefix, NaN when none.
+/// JavaScript `parseFloat`: the longest prefix that is a decimal literal (sign, digits
+/// with an optional fraction, optional exponent) or `Infinity`, after leading white
+/// space; NaN when there is none. One pass over the text.
 fn parse_float_prefix(s: &str) -> f64 {
     let t = s.trim_start();
-    let mut end = 0;
-    let mut best = f64::NAN;
-    for (i, _) in t
-        .char_indices()
-        .skip(1)
-        .chain(std::iter::once((t.len(), ' ')))
-    {
-        if let Ok(v) = t[..i].parse::<f64>() {
-            best = v;
-            end = i;
+    let b = t.as_bytes();
+    let digits_from = |mut k: usize| {
+        while b.get(k).is_some_and(u8::is_ascii_digit) {
+            k += 1;
+        }
+        k
+    };
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    if t[i..].starts_with("Infinity") {
+        return if b.first() == Some(&b'-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+    }
+    let int_end = digits_from(i);
+    let mut digits = int_end - i;
+    i = int_end;
+    if b.get(i) == Some(&b'.') {
+        let frac_end = digits_from(i + 1);
+        if digits + (frac_end - i - 1) > 0 {
+            digits += frac_end - i - 1;
+            i = frac_end;
         }
     }
-    let _ = end;
-    if best.is_nan() && t.starts_with("Infinity") {
-        return f64::INFINITY;
+    if digits == 0 {
+        return f64::NAN;
     }
-    best
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(b.get(i + 1), Some(b'+' | b'-')));
+        let exp_end = digits_from(i + 1 + sign);
+        if exp_end > i + 1 + sign {
+            i = exp_end;
+        }
+    }
+    t[..i].parse::<f64>().unwrap_or(f64::NAN)
+}
+
+#[cfg(test)]
+mod parse_float_tests {
+    use super::parse_float_prefix;
+
+    #[test]
+    fn behaves_as_javascript_parse_float() {
+        let cases: &[(&str, f64)] = &[
+            ("12", 12.0),
+            ("  -3.5kg", -3.5),
+            ("+.5", 0.5),
+            ("5.", 5.0),
+            ("1e3x", 1000.0),
+            ("1e", 1.0),
+            ("1e+", 1.0),
+            ("2E-2", 0.02),
+            ("Infinity", f64::INFINITY),
+            ("-Infinityx", f64::NEG_INFINITY),
+            ("89+", 89.0),
+            ("0x10", 0.0),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_float_prefix(text), *want, "{text:?}");
+        }
+        for text in ["", ".", "-", "abc", "inf", "nan", "e5", "+-1", "n/a"] {
+            assert!(parse_float_prefix(text).is_nan(), "{text:?}");
+        }
+    }
 }
 
 fn na_hint(value: &str) -> &'static str {
