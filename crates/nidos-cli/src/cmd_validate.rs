@@ -343,14 +343,9 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
     let later: Vec<&str> = newer.into_iter().map(String::as_str).collect();
     let load = |v: &str| Schema::bundled_for(Some(&brand), Some(v)).ok();
     let quiet = Options {
-        ignore_nifti_headers: opts.ignore_nifti_headers,
-        max_rows: opts.max_rows,
-        config: opts.config.clone(),
-        ignore_warnings: opts.ignore_warnings,
-        blacklist_modalities: opts.blacklist_modalities.clone(),
         progress: None,
         process_exits_after: false,
-        hed_schema_dirs: opts.hed_schema_dirs.clone(),
+        ..opts.clone()
     };
     let validate = |s: &Schema| Engine::new(s).validate(dir, &quiet).ok();
     nidos_validate::pinning::explain_later_versions(

@@ -20,7 +20,7 @@ use crate::report::{Report, Summary};
 use crate::selectors::{DatasetMemo, FileMemo, SelectorTable};
 
 /// Options of a run.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     pub ignore_nifti_headers: bool,
     /// Rows of a table to read (`None`: all). Participants, sessions, scans and
