@@ -52,7 +52,7 @@ pub use version::{
 };
 pub use views::{
     called_functions, rule_nodes, CHECK_RULE_MARKERS, FIELD_RULE_MARKERS, FILE_RULE_MARKERS,
-    KNOWN_FUNCTIONS, TABULAR_RULE_MARKERS,
+    TABULAR_RULE_MARKERS,
 };
 pub use yaml::{load_tree_raw, resolve_refs, TreeInfo};
 

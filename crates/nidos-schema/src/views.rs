@@ -9,24 +9,6 @@ use serde_json::{Map, Value};
 use crate::error::{ErrorKind, SchemaError, Warning};
 use crate::model::*;
 
-/// Functions the expression language provides. A call to any other name is
-/// evaluated as null, so the loader warns about it.
-pub const KNOWN_FUNCTIONS: &[&str] = &[
-    "match",
-    "type",
-    "intersects",
-    "length",
-    "exists",
-    "count",
-    "index",
-    "min",
-    "max",
-    "sorted",
-    "substr",
-    "allequal",
-    "unique",
-];
-
 /// Keys that mark a node of `rules.sidecars`, `rules.json` or `rules.dataset_metadata` as a rule.
 pub const FIELD_RULE_MARKERS: &[&str] = &["selectors", "fields"];
 /// Keys that mark a node of `rules.tabular_data` as a rule.
@@ -210,7 +192,7 @@ impl Builder {
                         expr: None,
                         unknown: called_functions(src)
                             .into_iter()
-                            .filter(|f| !KNOWN_FUNCTIONS.contains(&f.as_str()))
+                            .filter(|f| !nidos_expr::registry::function_names().any(|n| n == f))
                             .collect(),
                         error: Some(e.to_string()),
                     },
