@@ -18,6 +18,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod assoc;
+pub mod build_path;
 pub mod context;
 pub mod dataset;
 pub mod filename;
