@@ -102,11 +102,9 @@ impl<'s> Engine<'s> {
             .iter()
             .chain(&schema.json_rules)
             .filter(|r| {
-                r.selectors.iter().any(|s| {
-                    let compact: String = s.source.chars().filter(|c| !c.is_whitespace()).collect();
-                    compact.contains("DatasetType==\"derivative\"")
-                        || compact.contains("DatasetType=='derivative'")
-                })
+                r.selectors
+                    .iter()
+                    .any(|s| s.parsed.as_deref().is_some_and(names_derivative))
             })
             .map(|r| r.id.clone())
             .collect();
@@ -1021,5 +1019,58 @@ mod tests {
             bad[0].affects(),
             ["/sub-000/func/sub-000_task-rest_bold.nii.gz"]
         );
+    }
+}
+
+/// Whether a selector compares `….DatasetType` with the string `"derivative"` (either
+/// side, anywhere in the expression): its rule is meant for derivative datasets.
+fn names_derivative(e: &nidos_expr::Expr) -> bool {
+    use nidos_expr::{Expr, Value};
+    let dataset_type = |e: &Expr| matches!(e, Expr::Member(_, n) if n.as_ref() == "DatasetType");
+    let derivative =
+        |e: &Expr| matches!(e, Expr::Literal(Value::String(v)) if v.as_ref() == "derivative");
+    match e {
+        Expr::Call(c) => {
+            let here = c.name.as_ref() == "_==_"
+                && matches!(&c.args[..], [a, b]
+                    if (dataset_type(a) && derivative(b)) || (derivative(a) && dataset_type(b)));
+            here || c.args.iter().any(names_derivative)
+        }
+        Expr::Member(inner, _) => names_derivative(inner),
+        Expr::Index(a, b) => names_derivative(a) || names_derivative(b),
+        Expr::Array(items) => items.iter().any(names_derivative),
+        Expr::Literal(_) | Expr::Name(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod derivative_selector_tests {
+    use super::names_derivative;
+
+    #[test]
+    fn derivative_selectors_are_recognised_from_the_parsed_tree() {
+        for (src, want) in [
+            (
+                "dataset.dataset_description.DatasetType == \"derivative\"",
+                true,
+            ),
+            (
+                "'derivative'==dataset.dataset_description.DatasetType",
+                true,
+            ),
+            (
+                "suffix == 'bold' && dataset.dataset_description.DatasetType == 'derivative'",
+                true,
+            ),
+            (
+                "dataset.dataset_description.DatasetType != 'derivative'",
+                false,
+            ),
+            ("dataset.dataset_description.DatasetType == 'raw'", false),
+            ("sidecar.Note == 'DatasetType==\"derivative\"'", false),
+        ] {
+            let e = nidos_expr::parse(src).unwrap();
+            assert_eq!(names_derivative(&e), want, "{src}");
+        }
     }
 }
