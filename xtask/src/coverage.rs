@@ -541,12 +541,14 @@ mod tests {
             version_key: "UpVersion".into(),
             uri_scheme: "up".into(),
             ignore_file: ".upignore".into(),
+            published_schema: None,
         };
         let ours = Brand {
             name: "Ours".into(),
             version_key: "OurVersion".into(),
             uri_scheme: "our".into(),
             ignore_file: ".ourignore".into(),
+            published_schema: None,
         };
         (up, ours)
     }

@@ -554,35 +554,6 @@ fn parse_float_prefix(s: &str) -> f64 {
     t[..i].parse::<f64>().unwrap_or(f64::NAN)
 }
 
-#[cfg(test)]
-mod parse_float_tests {
-    use super::parse_float_prefix;
-
-    #[test]
-    fn behaves_as_javascript_parse_float() {
-        let cases: &[(&str, f64)] = &[
-            ("12", 12.0),
-            ("  -3.5kg", -3.5),
-            ("+.5", 0.5),
-            ("5.", 5.0),
-            ("1e3x", 1000.0),
-            ("1e", 1.0),
-            ("1e+", 1.0),
-            ("2E-2", 0.02),
-            ("Infinity", f64::INFINITY),
-            ("-Infinityx", f64::NEG_INFINITY),
-            ("89+", 89.0),
-            ("0x10", 0.0),
-        ];
-        for (text, want) in cases {
-            assert_eq!(parse_float_prefix(text), *want, "{text:?}");
-        }
-        for text in ["", ".", "-", "abc", "inf", "nan", "e5", "+-1", "n/a"] {
-            assert!(parse_float_prefix(text).is_nan(), "{text:?}");
-        }
-    }
-}
-
 fn na_hint(value: &str) -> &'static str {
     let v = value.trim();
     if matches!(v, "NA" | "na" | "nan" | "NaN" | "n/a" | "N/A") {
@@ -847,5 +818,34 @@ fn check_values(
                 .message(format!("'{text}'{}", na_hint(text))),
         );
         break;
+    }
+}
+
+#[cfg(test)]
+mod parse_float_tests {
+    use super::parse_float_prefix;
+
+    #[test]
+    fn behaves_as_javascript_parse_float() {
+        let cases: &[(&str, f64)] = &[
+            ("12", 12.0),
+            ("  -3.5kg", -3.5),
+            ("+.5", 0.5),
+            ("5.", 5.0),
+            ("1e3x", 1000.0),
+            ("1e", 1.0),
+            ("1e+", 1.0),
+            ("2E-2", 0.02),
+            ("Infinity", f64::INFINITY),
+            ("-Infinityx", f64::NEG_INFINITY),
+            ("89+", 89.0),
+            ("0x10", 0.0),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_float_prefix(text), *want, "{text:?}");
+        }
+        for text in ["", ".", "-", "abc", "inf", "nan", "e5", "+-1", "n/a"] {
+            assert!(parse_float_prefix(text).is_nan(), "{text:?}");
+        }
     }
 }
