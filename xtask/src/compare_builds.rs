@@ -71,7 +71,7 @@ pub fn run(args: &[String]) -> Result<()> {
 fn corpus() -> Result<Vec<PathBuf>> {
     let conf = shared().join("conformance");
     let mut out = Vec::new();
-    for part in ["examples", "realworld"] {
+    for part in ["examples", "realworld/datasets"] {
         let dir = conf.join(part);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
