@@ -9,6 +9,13 @@ use serde_json::{Map, Value};
 use crate::error::{ErrorKind, SchemaError, Warning};
 use crate::model::*;
 
+mod calls;
+mod fields;
+mod files;
+mod fixes;
+
+pub use calls::called_functions;
+
 /// Keys that mark a node of `rules.sidecars`, `rules.json` or `rules.dataset_metadata` as a rule.
 pub const FIELD_RULE_MARKERS: &[&str] = &["selectors", "fields"];
 /// Keys that mark a node of `rules.tabular_data` as a rule.
@@ -130,7 +137,7 @@ fn opt_str(v: &Value, key: &str) -> Option<String> {
 }
 
 impl Builder {
-    fn err(&mut self, kind: ErrorKind, key: impl Into<String>, msg: impl Into<String>) {
+    pub(super) fn err(&mut self, kind: ErrorKind, key: impl Into<String>, msg: impl Into<String>) {
         let e = SchemaError::new(kind, key, msg);
         if self.strict || matches!(kind, ErrorKind::Regex | ErrorKind::Expression) {
             self.errors.push(e);
@@ -139,12 +146,12 @@ impl Builder {
         }
     }
 
-    fn warn(&mut self, kind: ErrorKind, key: impl Into<String>, msg: impl Into<String>) {
+    pub(super) fn warn(&mut self, kind: ErrorKind, key: impl Into<String>, msg: impl Into<String>) {
         self.warnings.push(SchemaError::new(kind, key, msg));
     }
 
     /// A list of strings (a lone string counts as a one-element list).
-    fn str_list(&mut self, v: Option<&Value>, id: &str) -> Vec<String> {
+    pub(super) fn str_list(&mut self, v: Option<&Value>, id: &str) -> Vec<String> {
         match v {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::String(s)) => vec![s.clone()],
@@ -225,7 +232,7 @@ impl Builder {
         }
     }
 
-    fn expressions(&mut self, v: Option<&Value>, id: &str) -> Vec<Expression> {
+    pub(super) fn expressions(&mut self, v: Option<&Value>, id: &str) -> Vec<Expression> {
         let srcs = self.str_list(v, id);
         srcs.iter()
             .enumerate()
@@ -233,7 +240,7 @@ impl Builder {
             .collect()
     }
 
-    fn level(&mut self, s: &str, id: &str) -> Level {
+    pub(super) fn level(&mut self, s: &str, id: &str) -> Level {
         match Level::parse(s) {
             Some(l) => l,
             None => {
@@ -243,7 +250,7 @@ impl Builder {
         }
     }
 
-    fn severity(&mut self, v: Option<&Value>, id: &str) -> Option<Severity> {
+    pub(super) fn severity(&mut self, v: Option<&Value>, id: &str) -> Option<Severity> {
         let s = v?.as_str();
         match s.and_then(Severity::parse) {
             Some(sev) => Some(sev),
@@ -261,7 +268,7 @@ impl Builder {
         }
     }
 
-    fn issue(&mut self, v: &Value, id: &str) -> Option<IssueSpec> {
+    pub(super) fn issue(&mut self, v: &Value, id: &str) -> Option<IssueSpec> {
         let Some(m) = v.as_object() else {
             self.err(
                 ErrorKind::Structure,
@@ -293,247 +300,6 @@ impl Builder {
             message,
             level,
         })
-    }
-
-    /// A `fix:` entry (see [`FixOp`]): a bare edit name (`remove_bom`) or a mapping
-    /// with one edit key and an optional `suggestion`.
-    fn fix(&mut self, v: &Value, rule: &str) -> Option<Fix> {
-        let id = format!("{rule}.fix");
-        let (name, args, suggestion) = match v {
-            Value::String(s) => (s.as_str(), &NULL, None),
-            Value::Object(m) => {
-                let mut edits = m.iter().filter(|(k, _)| k.as_str() != "suggestion");
-                let Some((name, args)) = edits.next() else {
-                    self.err(ErrorKind::Structure, &id, "a fix names no edit");
-                    return None;
-                };
-                if let Some((extra, _)) = edits.next() {
-                    self.err(
-                        ErrorKind::Structure,
-                        &id,
-                        format!("a fix makes one edit; found `{name}` and `{extra}`"),
-                    );
-                    return None;
-                }
-                (name.as_str(), args, opt_str(v, "suggestion"))
-            }
-            other => {
-                self.err(
-                    ErrorKind::Structure,
-                    &id,
-                    format!("expected an edit name or mapping, found {}", kind_of(other)),
-                );
-                return None;
-            }
-        };
-        let at = format!("{id}.{name}");
-        let op = self.fix_op(name, args, &at)?;
-        let suggestion = match (&op, suggestion) {
-            (FixOp::Suggest, _) => args.as_str().map(str::to_owned),
-            (_, s) => s,
-        };
-        Some(Fix {
-            id: rule.to_owned(),
-            op,
-            suggestion,
-        })
-    }
-
-    fn fix_op(&mut self, name: &str, args: &Value, at: &str) -> Option<FixOp> {
-        let text = |b: &mut Builder, key: &str| -> Option<String> {
-            match args.get(key).and_then(Value::as_str) {
-                Some(s) if !s.is_empty() => Some(s.to_owned()),
-                _ => {
-                    b.err(
-                        ErrorKind::Structure,
-                        format!("{at}.{key}"),
-                        "missing or not a non-empty string",
-                    );
-                    None
-                }
-            }
-        };
-        let op = match name {
-            "remove_bom" => FixOp::RemoveBom,
-            "normalize_lines" => FixOp::NormalizeLines,
-            "add_version" => FixOp::AddVersion,
-            "suggest" => {
-                if args.as_str().is_none_or(str::is_empty) {
-                    self.err(ErrorKind::Structure, at, "suggest takes the text to show");
-                    return None;
-                }
-                FixOp::Suggest
-            }
-            "set" => FixOp::Set {
-                key: text(self, "key")?,
-                value: args.get("value").cloned().unwrap_or(Value::Null),
-            },
-            "rename" => FixOp::Rename {
-                from: text(self, "from")?,
-                to: text(self, "to")?,
-                as_list: args
-                    .get("as_list")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-            },
-            "replace" => {
-                let keys = self.str_list(args.get("keys"), &format!("{at}.keys"));
-                if keys.is_empty() {
-                    self.err(ErrorKind::Structure, format!("{at}.keys"), "no keys");
-                    return None;
-                }
-                FixOp::Replace {
-                    keys,
-                    from: args.get("from").cloned().unwrap_or(Value::Null),
-                    to: args.get("to").cloned().unwrap_or(Value::Null),
-                }
-            }
-            "reformat" => {
-                let key = text(self, "key")?;
-                let pattern = text(self, "match")?;
-                let to = text(self, "to")?;
-                if let Err(e) = regress::Regex::new(&pattern) {
-                    self.err(
-                        ErrorKind::Regex,
-                        format!("{at}.match"),
-                        format!("invalid ECMAScript pattern `{pattern}`: {e}"),
-                    );
-                    return None;
-                }
-                FixOp::Reformat { key, pattern, to }
-            }
-            "replace_cell" => {
-                let note = match args.get("note") {
-                    None => None,
-                    Some(n) => {
-                        let key = n.get("key").and_then(Value::as_str);
-                        let txt = n.get("text").and_then(Value::as_str);
-                        match (key, txt) {
-                            (Some(k), Some(t)) => Some((k.to_owned(), t.to_owned())),
-                            _ => {
-                                self.err(
-                                    ErrorKind::Structure,
-                                    format!("{at}.note"),
-                                    "expected {key, text}",
-                                );
-                                return None;
-                            }
-                        }
-                    }
-                };
-                FixOp::ReplaceCell {
-                    column: text(self, "column")?,
-                    from: text(self, "from")?,
-                    to: text(self, "to")?,
-                    note,
-                }
-            }
-            other => {
-                self.err(
-                    ErrorKind::Structure,
-                    at,
-                    format!(
-                        "unknown edit `{other}` (known: set, rename, replace, reformat, \
-                         replace_cell, remove_bom, normalize_lines, add_version, suggest)"
-                    ),
-                );
-                return None;
-            }
-        };
-        Some(op)
-    }
-
-    fn field_req(&mut self, v: &Value, id: &str) -> Option<FieldReq> {
-        match v {
-            Value::String(s) => Some(FieldReq {
-                level: self.level(s, id),
-                level_raw: s.clone(),
-                level_addendum: None,
-                description_addendum: None,
-                issue: None,
-                fix: None,
-            }),
-            Value::Object(m) => {
-                let level_raw = m
-                    .get("level")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let level = self.level(&level_raw, &format!("{id}.level"));
-                let issue = match m.get("issue") {
-                    Some(i) => self.issue(i, &format!("{id}.issue")),
-                    None => None,
-                };
-                let fix = m.get("fix").and_then(|f| self.fix(f, id));
-                Some(FieldReq {
-                    level,
-                    level_raw,
-                    level_addendum: opt_str(v, "level_addendum"),
-                    description_addendum: opt_str(v, "description_addendum"),
-                    issue,
-                    fix,
-                })
-            }
-            other => {
-                self.err(
-                    ErrorKind::Structure,
-                    id,
-                    format!("expected a level or {{level, …}}, found {}", kind_of(other)),
-                );
-                None
-            }
-        }
-    }
-
-    fn field_rule(&mut self, v: &Value, id: &str) -> FieldRule {
-        let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
-        let mut fields = IndexMap::new();
-        if let Some(m) = v.get("fields").and_then(Value::as_object) {
-            for (k, fv) in m {
-                if let Some(f) = self.field_req(fv, &format!("{id}.fields.{k}")) {
-                    fields.insert(k.clone(), f);
-                }
-            }
-        }
-        FieldRule {
-            id: id.to_owned(),
-            selectors,
-            fields,
-        }
-    }
-
-    fn terms(&mut self, raw: &Value, table: &str) -> IndexMap<String, Term> {
-        let mut out = IndexMap::new();
-        for (k, v) in map_at(raw, &["objects", table]) {
-            let value = opt_str(v, "value").unwrap_or_else(|| k.clone());
-            let display_name = opt_str(v, "display_name").unwrap_or_default();
-            out.insert(
-                k.clone(),
-                Term {
-                    key: k.clone(),
-                    value,
-                    display_name,
-                    description: opt_str(v, "description").unwrap_or_default(),
-                },
-            );
-        }
-        out
-    }
-
-    fn definitions(&mut self, raw: &Value, table: &str) -> IndexMap<String, Definition> {
-        let mut out = IndexMap::new();
-        for (k, v) in map_at(raw, &["objects", table]) {
-            let name = opt_str(v, "name").unwrap_or_else(|| k.clone());
-            out.insert(
-                k.clone(),
-                Definition {
-                    key: k.clone(),
-                    name,
-                    def: v.clone(),
-                },
-            );
-        }
-        out
     }
 
     pub(crate) fn build(&mut self, raw: &Value) -> Views {
@@ -814,153 +580,6 @@ impl Builder {
             versions,
         }
     }
-
-    fn check_patterns(&mut self, v: &Value, id: &str) {
-        match v {
-            Value::Object(m) => {
-                for (k, x) in m {
-                    if k == "pattern" {
-                        if let Some(p) = x.as_str() {
-                            if let Err(e) = regress::Regex::new(p) {
-                                self.err(
-                                    ErrorKind::Regex,
-                                    format!("{id}.pattern"),
-                                    format!("invalid ECMAScript pattern `{p}`: {e}"),
-                                );
-                            }
-                        }
-                    } else if matches!(x, Value::Object(_) | Value::Array(_)) {
-                        self.check_patterns(x, &format!("{id}.{k}"));
-                    }
-                }
-            }
-            Value::Array(items) => {
-                for (i, x) in items.iter().enumerate() {
-                    self.check_patterns(x, &format!("{id}[{i}]"));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn file_rule(&mut self, v: &Value, id: &str, cat: &str, group: &str, name: &str) -> FileRule {
-        let mut entities = IndexMap::new();
-        if let Some(m) = v.get("entities").and_then(Value::as_object) {
-            for (ek, ev) in m {
-                let eid = format!("{id}.entities.{ek}");
-                let rule = match ev {
-                    Value::String(s) => EntityRule {
-                        level: self.level(s, &eid),
-                        r#enum: None,
-                    },
-                    Value::Object(_) => {
-                        let lv = ev.get("level").and_then(Value::as_str).unwrap_or("");
-                        let level = self.level(lv, &format!("{eid}.level"));
-                        let en = ev
-                            .get("enum")
-                            .map(|e| self.str_list(Some(e), &format!("{eid}.enum")));
-                        EntityRule { level, r#enum: en }
-                    }
-                    other => {
-                        self.err(
-                            ErrorKind::Structure,
-                            &eid,
-                            format!(
-                                "expected a level or {{level, enum}}, found {}",
-                                kind_of(other)
-                            ),
-                        );
-                        continue;
-                    }
-                };
-                entities.insert(ek.clone(), rule);
-            }
-        }
-        let level = v
-            .get("level")
-            .and_then(Value::as_str)
-            .map(|s| self.level(s, &format!("{id}.level")));
-        FileRule {
-            id: id.to_owned(),
-            category: cat.to_owned(),
-            group: group.to_owned(),
-            name: name.to_owned(),
-            selectors: self.expressions(v.get("selectors"), &format!("{id}.selectors")),
-            suffixes: self.str_list(v.get("suffixes"), &format!("{id}.suffixes")),
-            extensions: self.str_list(v.get("extensions"), &format!("{id}.extensions")),
-            datatypes: self.str_list(v.get("datatypes"), &format!("{id}.datatypes")),
-            entities,
-            level,
-            path: opt_str(v, "path"),
-            stem: opt_str(v, "stem"),
-        }
-    }
-
-    fn tabular_rule(
-        &mut self,
-        v: &Value,
-        id: &str,
-        column_defs: &IndexMap<String, Definition>,
-    ) -> TabularRule {
-        let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
-        let mut columns = IndexMap::new();
-        if let Some(m) = v.get("columns").and_then(Value::as_object) {
-            for (k, cv) in m {
-                let cid = format!("{id}.columns.{k}");
-                let name = column_defs
-                    .get(k)
-                    .map(|d| d.name.clone())
-                    .unwrap_or_else(|| k.clone());
-                let (level_raw, addendum, desc, definition) = match cv {
-                    Value::String(s) => (s.clone(), None, None, None),
-                    Value::Object(_) => (
-                        cv.get("level")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_owned(),
-                        opt_str(cv, "level_addendum"),
-                        opt_str(cv, "description_addendum"),
-                        cv.get("definition").cloned(),
-                    ),
-                    other => {
-                        self.err(
-                            ErrorKind::Structure,
-                            &cid,
-                            format!("expected a level or {{level, …}}, found {}", kind_of(other)),
-                        );
-                        continue;
-                    }
-                };
-                let level = self.level(&level_raw, &cid);
-                // A column with a definition of its own may take its name from it.
-                let name = definition
-                    .as_ref()
-                    .and_then(|d| opt_str(d, "name"))
-                    .unwrap_or(name);
-                columns.insert(
-                    k.clone(),
-                    ColumnReq {
-                        key: k.clone(),
-                        name,
-                        level,
-                        level_raw,
-                        level_addendum: addendum,
-                        description_addendum: desc,
-                        definition,
-                    },
-                );
-            }
-        }
-        TabularRule {
-            id: id.to_owned(),
-            selectors,
-            columns,
-            initial_columns: self
-                .str_list(v.get("initial_columns"), &format!("{id}.initial_columns")),
-            index_columns: self.str_list(v.get("index_columns"), &format!("{id}.index_columns")),
-            additional_columns: opt_str(v, "additional_columns"),
-        }
-    }
 }
 
 pub(crate) fn kind_of(v: &Value) -> &'static str {
@@ -972,52 +591,4 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "a mapping",
     }
-}
-
-/// Names called as functions in an expression (`name(`), outside string literals and
-/// not after a `.`.
-pub fn called_functions(src: &str) -> Vec<String> {
-    let b = src.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut prev_sig: u8 = b' ';
-    while i < b.len() {
-        let c = b[i];
-        if c == b'"' || c == b'\'' {
-            let q = c;
-            i += 1;
-            while i < b.len() && b[i] != q {
-                if b[i] == b'\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-            prev_sig = q;
-            continue;
-        }
-        if c.is_ascii_alphabetic() || c == b'_' {
-            let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            let mut j = i;
-            while j < b.len() && b[j].is_ascii_whitespace() {
-                j += 1;
-            }
-            if j < b.len() && b[j] == b'(' && prev_sig != b'.' {
-                let name = &src[start..i];
-                if !out.iter().any(|n: &String| n == name) {
-                    out.push(name.to_owned());
-                }
-            }
-            prev_sig = b'a';
-            continue;
-        }
-        if !c.is_ascii_whitespace() {
-            prev_sig = c;
-        }
-        i += 1;
-    }
-    out
 }

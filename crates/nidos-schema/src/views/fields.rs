@@ -1,0 +1,102 @@
+//! Field rules (sidecar, JSON and dataset-metadata fields, with their requirement
+//! levels) and the term and definition tables of `objects`.
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use super::*;
+
+impl Builder {
+    pub(super) fn field_req(&mut self, v: &Value, id: &str) -> Option<FieldReq> {
+        match v {
+            Value::String(s) => Some(FieldReq {
+                level: self.level(s, id),
+                level_raw: s.clone(),
+                level_addendum: None,
+                description_addendum: None,
+                issue: None,
+                fix: None,
+            }),
+            Value::Object(m) => {
+                let level_raw = m
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let level = self.level(&level_raw, &format!("{id}.level"));
+                let issue = match m.get("issue") {
+                    Some(i) => self.issue(i, &format!("{id}.issue")),
+                    None => None,
+                };
+                let fix = m.get("fix").and_then(|f| self.fix(f, id));
+                Some(FieldReq {
+                    level,
+                    level_raw,
+                    level_addendum: opt_str(v, "level_addendum"),
+                    description_addendum: opt_str(v, "description_addendum"),
+                    issue,
+                    fix,
+                })
+            }
+            other => {
+                self.err(
+                    ErrorKind::Structure,
+                    id,
+                    format!("expected a level or {{level, …}}, found {}", kind_of(other)),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn field_rule(&mut self, v: &Value, id: &str) -> FieldRule {
+        let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
+        let mut fields = IndexMap::new();
+        if let Some(m) = v.get("fields").and_then(Value::as_object) {
+            for (k, fv) in m {
+                if let Some(f) = self.field_req(fv, &format!("{id}.fields.{k}")) {
+                    fields.insert(k.clone(), f);
+                }
+            }
+        }
+        FieldRule {
+            id: id.to_owned(),
+            selectors,
+            fields,
+        }
+    }
+
+    pub(super) fn terms(&mut self, raw: &Value, table: &str) -> IndexMap<String, Term> {
+        let mut out = IndexMap::new();
+        for (k, v) in map_at(raw, &["objects", table]) {
+            let value = opt_str(v, "value").unwrap_or_else(|| k.clone());
+            let display_name = opt_str(v, "display_name").unwrap_or_default();
+            out.insert(
+                k.clone(),
+                Term {
+                    key: k.clone(),
+                    value,
+                    display_name,
+                    description: opt_str(v, "description").unwrap_or_default(),
+                },
+            );
+        }
+        out
+    }
+
+    pub(super) fn definitions(&mut self, raw: &Value, table: &str) -> IndexMap<String, Definition> {
+        let mut out = IndexMap::new();
+        for (k, v) in map_at(raw, &["objects", table]) {
+            let name = opt_str(v, "name").unwrap_or_else(|| k.clone());
+            out.insert(
+                k.clone(),
+                Definition {
+                    key: k.clone(),
+                    name,
+                    def: v.clone(),
+                },
+            );
+        }
+        out
+    }
+}
