@@ -1,23 +1,25 @@
 //! The validation run: prepares the schema once, then applies every rule to every file
 //! of a dataset in parallel and gathers a deterministic report.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::PoisonError;
 
-use indexmap::IndexMap;
-use nidos_dataset::{Dataset, DatasetIssue, FileContext, FileEntry, OpenOptions};
+use nidos_dataset::{Dataset, DatasetIssue, FileEntry, OpenOptions};
 use nidos_expr::{Context, Object, Value};
 use nidos_schema::Schema;
 use rayon::prelude::*;
 
 use crate::apply::{self, ColumnPlan, FieldRuleTexts, FileFacts, MissingKeyCodes, Seen, TableView};
+use crate::cleaned::Cleaned;
 use crate::config::Config;
 use crate::filenames;
-use crate::issue::{normalize, FastMap, FastSet, Issue, Severity, Sym};
+use crate::issue::{normalize, FastSet, Issue, Severity, Sym};
 use crate::jsonschema::FormatCheck;
-use crate::report::{Report, Summary};
+use crate::report::Report;
+use crate::rule_index::RuleIndex;
 use crate::selectors::{DatasetMemo, FileMemo, SelectorTable};
+use crate::timer::Timer;
 
 /// Options of a run.
 #[derive(Clone, Debug, Default)]
@@ -73,7 +75,7 @@ pub struct Engine<'s> {
     tabular_index: RuleIndex,
     /// The Citation File Format rules (the schema's, else the bundled ones); the reason
     /// when they cannot be read.
-    citation: Result<crate::cff::CffRules, String>,
+    pub(crate) citation: Result<crate::cff::CffRules, String>,
     /// Anchored column-value patterns, compiled once per distinct body.
     anchored: std::sync::RwLock<HashMap<String, Option<std::sync::Arc<regress::Regex>>>>,
     /// The schema's fixes, to mark reported issues `fixable`.
@@ -411,250 +413,6 @@ impl<'s> Engine<'s> {
             }
         }
     }
-
-    /// `--blacklist-modalities`: every datatype directory of a listed modality is an
-    /// error, located at the directory (`/sub-01/anat`).
-    fn blacklisted_modalities(&self, ds: &Dataset, blacklist: &[String], out: &mut Vec<Issue>) {
-        if blacklist.is_empty() {
-            return;
-        }
-        let banned: Vec<(&str, &str)> = self
-            .schema
-            .modalities
-            .iter()
-            .filter(|(m, _)| blacklist.iter().any(|b| b.eq_ignore_ascii_case(m)))
-            .flat_map(|(m, dts)| dts.iter().map(move |d| (m.as_str(), d.as_str())))
-            .collect();
-        for dir in ds.directories() {
-            let name = dir.rsplit('/').next().unwrap_or(dir);
-            if let Some((modality, _)) = banned.iter().find(|(_, d)| *d == name) {
-                out.push(
-                    Issue::new("BLACKLISTED_MODALITY", Severity::Error, dir).message(format!(
-                        "{modality} data are not accepted here (--blacklist-modalities)"
-                    )),
-                );
-            }
-        }
-    }
-
-    fn dataset_checks(
-        &self,
-        ds: &Dataset,
-        layout: &str,
-        used_sidecars: &FastSet<String>,
-        out: &mut Vec<Issue>,
-    ) {
-        if ds.find("/dataset_description.json").is_none() {
-            out.push(
-                Issue::new("MISSING_DATASET_DESCRIPTION", Severity::Error, "").message(
-                    "a dataset_description.json file is required at the dataset root".to_string(),
-                ),
-            );
-        }
-        // A description that sets no brand's version key, or several (only for schemas
-        // that serve several brands).
-        let description = ds.dataset_value().get("dataset_description");
-        if description.is_object() {
-            let has = |k: &str| !description.get(k).is_null();
-            if let (_, Some(b)) = self.schema.brands.choose_by(&has) {
-                let severity = self
-                    .schema
-                    .errors
-                    .iter()
-                    .find(|r| r.code == b.code)
-                    .map_or(Severity::Warning, |r| r.level);
-                out.push(
-                    Issue::new(b.code, severity, "/dataset_description.json").message(b.message),
-                );
-            }
-        }
-        // A sidecar that no data file inherits or refers to.
-        for f in ds.files() {
-            if !f.validated() || f.name.extension != ".json" || used_sidecars.contains(&f.path) {
-                continue;
-            }
-            if matches!(
-                f.path.as_str(),
-                "/dataset_description.json" | "/genetic_info.json"
-            ) {
-                continue;
-            }
-            out.push(Issue::new(
-                "SIDECAR_WITHOUT_DATAFILE",
-                Severity::Error,
-                f.path.as_str(),
-            ));
-        }
-        // Directories the layout does not know (only those holding validated files:
-        // a directory whose whole content is ignored is ignored itself).
-        let mut live_dirs: FastSet<&str> = FastSet::default();
-        for f in ds.files().iter().filter(|f| f.validated()) {
-            let mut dir = f.dir().trim_end_matches('/');
-            while !dir.is_empty() && live_dirs.insert(dir) {
-                dir = &dir[..dir.rfind('/').unwrap_or(0)];
-            }
-        }
-        // Directory names repeat (`ses-01`, `anat`…): each is judged once.
-        let mut known: FastMap<&str, bool> = FastMap::default();
-        for dir in ds.directories() {
-            if !live_dirs.contains(dir) {
-                continue;
-            }
-            let name = dir.rsplit('/').next().unwrap_or(dir);
-            let is_known = *known
-                .entry(name)
-                .or_insert_with(|| filenames::directory_known(self.schema, layout, dir));
-            if !is_known {
-                out.push(Issue::new(
-                    "NOT_INCLUDED",
-                    Severity::Error,
-                    format!("{dir}/"),
-                ));
-            }
-        }
-        case_collisions(ds.files(), out);
-        self.citation_file(ds, out);
-    }
-
-    /// CITATION.cff against the Citation File Format (see [`crate::cff`]).
-    fn citation_file(&self, ds: &Dataset, out: &mut Vec<Issue>) {
-        let path = match &self.citation {
-            Ok(rules) => rules.path(),
-            Err(_) => "/CITATION.cff".to_string(),
-        };
-        let Some(file) = ds.find(&path).filter(|f| f.validated() && f.readable()) else {
-            return;
-        };
-        match &self.citation {
-            Ok(rules) => match ds.read_file(&file.path) {
-                Ok(bytes) => out.extend(rules.check_bytes(&bytes)),
-                Err(e) => out.push(
-                    Issue::new("FILE_READ", Severity::Error, file.path.as_str())
-                        .message(format!("the file could not be read: {e}")),
-                ),
-            },
-            Err(why) => out.push(
-                Issue::new("INTERNAL_ERROR", Severity::Error, file.path.as_str())
-                    .message(format!("the citation rules could not be read: {why}")),
-            ),
-        }
-    }
-
-    fn code_messages(&self, issues: &[Issue]) -> IndexMap<String, String> {
-        let mut by_code: HashMap<&str, &str> = HashMap::new();
-        for spec in self.schema.checks.iter().filter_map(|r| r.issue.as_ref()) {
-            by_code
-                .entry(spec.code.as_str())
-                .or_insert(spec.message.as_str());
-        }
-        for rule in &self.schema.errors {
-            by_code
-                .entry(rule.code.as_str())
-                .or_insert(rule.message.as_str());
-        }
-        // Field requirements that raise their own code (`issue:` on a sidecar field).
-        let fields = self
-            .schema
-            .sidecar_rules
-            .iter()
-            .chain(&self.schema.json_rules);
-        for spec in fields.flat_map(|r| r.fields.values().filter_map(|f| f.issue.as_ref())) {
-            by_code
-                .entry(spec.code.as_str())
-                .or_insert(spec.message.as_str());
-        }
-        let codes: BTreeSet<&str> = issues.iter().map(|i| i.code.as_str()).collect();
-        codes
-            .into_iter()
-            .map(|c| {
-                (
-                    c.to_string(),
-                    crate::explain::explain(c, by_code.get(c).copied()),
-                )
-            })
-            .collect()
-    }
-
-    fn summary(&self, ds: &Dataset) -> Summary {
-        let mut subjects = BTreeSet::new();
-        let mut sessions = BTreeSet::new();
-        let mut tasks = BTreeSet::new();
-        let mut datatypes = BTreeSet::new();
-        let mut modalities = BTreeSet::new();
-        let mut total = 0;
-        let mut size = 0;
-        for f in ds.files().iter().filter(|f| f.validated()) {
-            total += 1;
-            size += f.size;
-            if let Some(s) = f.name.get("sub") {
-                subjects.insert(s.to_string());
-            }
-            if let Some(s) = f.name.get("ses") {
-                sessions.insert(s.to_string());
-            }
-            if let Some(s) = f.name.get("task") {
-                tasks.insert(s.to_string());
-            }
-            if let Some(dt) = &f.datatype {
-                datatypes.insert(dt.clone());
-                for (modality, dts) in &self.schema.modalities {
-                    if dts.iter().any(|d| d == dt) {
-                        modalities.insert(modality.clone());
-                    }
-                }
-            }
-        }
-        let description = ds.dataset_value().get("dataset_description");
-        Summary {
-            subjects: subjects.into_iter().collect(),
-            sessions: sessions.into_iter().collect(),
-            tasks: tasks.into_iter().collect(),
-            modalities: modalities.into_iter().collect(),
-            data_types: datatypes.into_iter().collect(),
-            total_files: total,
-            size,
-            schema_version: self.schema.version.clone(),
-            dataset_version: description
-                .get(&self.schema.brand.version_key)
-                .as_str()
-                .map(str::to_string),
-            version_key: self.schema.brand.version_key.clone(),
-        }
-    }
-}
-
-/// Phase durations on stderr when `NIDOS_TIMING` is set (profiling aid).
-pub struct Timer {
-    on: bool,
-    last: std::cell::Cell<std::time::Instant>,
-}
-
-impl Timer {
-    pub fn start() -> Timer {
-        Timer {
-            on: std::env::var_os("NIDOS_TIMING").is_some(),
-            last: std::cell::Cell::new(std::time::Instant::now()),
-        }
-    }
-
-    pub fn lap(&self, phase: &str) {
-        if self.on {
-            let now = std::time::Instant::now();
-            let rss = std::fs::read_to_string("/proc/self/status")
-                .ok()
-                .and_then(|t| {
-                    t.lines()
-                        .find(|l| l.starts_with("VmRSS:"))
-                        .map(|l| l.trim_start_matches("VmRSS:").trim().to_string())
-                })
-                .unwrap_or_default();
-            eprintln!(
-                "nidos timing: {:>8.1} ms  {phase} (RSS {rss})",
-                (now - self.last.get()).as_secs_f64() * 1e3
-            );
-            self.last.set(now);
-        }
-    }
 }
 
 /// Adds `path` to `set`, allocating only when it is new.
@@ -681,7 +439,7 @@ fn collect_paths(v: &Value, out: &mut FastSet<String>) {
     }
 }
 
-fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
+pub(crate) fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
     let severity = match d.severity {
         nidos_dataset::Severity::Error => Severity::Error,
         nidos_dataset::Severity::Warning => Severity::Warning,
@@ -697,64 +455,6 @@ fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
     issue
 }
 
-/// CASE_COLLISION: names that differ only by case within one directory. Files are
-/// ordered by a seeded hash of their directory and lower-cased name, and only files
-/// with equal hashes are compared (no map of every name).
-fn case_collisions(files: &[FileEntry], out: &mut Vec<Issue>) {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    // The lower-cased name's bytes, without a copy for ASCII names.
-    fn lower_bytes(name: &str, mut each: impl FnMut(u8)) {
-        if name.is_ascii() {
-            name.bytes().for_each(|b| each(b.to_ascii_lowercase()));
-        } else {
-            name.to_lowercase().bytes().for_each(each);
-        }
-    }
-    let same_name = |a: &str, b: &str| {
-        if a.is_ascii() && b.is_ascii() {
-            a.eq_ignore_ascii_case(b)
-        } else {
-            a.to_lowercase() == b.to_lowercase()
-        }
-    };
-    let state = foldhash::fast::RandomState::default();
-    let mut keyed: Vec<(u64, usize)> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let mut h = state.build_hasher();
-            f.dir().hash(&mut h);
-            lower_bytes(f.file_name(), |b| h.write_u8(b));
-            (h.finish(), i)
-        })
-        .collect();
-    keyed.sort_unstable();
-    for run in keyed.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
-        // Split the run into groups of really equal names, each in path order.
-        let mut left: Vec<usize> = run.iter().map(|&(_, i)| i).collect();
-        while let Some(&first) = left.first() {
-            let (group, rest): (Vec<usize>, Vec<usize>) = left.iter().partition(|&&i| {
-                files[i].dir() == files[first].dir()
-                    && same_name(files[i].file_name(), files[first].file_name())
-            });
-            left = rest;
-            if group.len() < 2 {
-                continue;
-            }
-            for &i in &group {
-                let mut issue =
-                    Issue::new("CASE_COLLISION", Severity::Error, files[i].path.as_str());
-                issue.extra_mut().affects = group
-                    .iter()
-                    .filter(|&&j| j != i)
-                    .map(|&j| files[j].path.clone())
-                    .collect();
-                out.push(issue);
-            }
-        }
-    }
-}
-
 /// The per-run state one file's validation uses and adds to.
 struct PerFile<'r, 'm> {
     derivative: bool,
@@ -764,202 +464,24 @@ struct PerFile<'r, 'm> {
     used: &'r mut FastSet<String>,
 }
 
-/// The context as the rules after file identification see it: entities, extension or
-/// suffix blank when the file's rule says nothing of them. The cheap scalar names are
-/// computed once per file (every selector reads them).
-struct Cleaned<'a, 'd> {
-    inner: &'a FileContext<'d>,
-    entities: bool,
-    /// `path`, `suffix`, `extension`, `datatype`, `modality`, in [`KEY_NAMES`] order.
-    path: Value,
-    suffix: Value,
-    extension: Value,
-    datatype: Value,
-    modality: Value,
-}
-
-impl<'a, 'd> Cleaned<'a, 'd> {
-    fn new(
-        inner: &'a FileContext<'d>,
-        entities: bool,
-        blank_extension: bool,
-        blank_suffix: bool,
-    ) -> Cleaned<'a, 'd> {
-        Cleaned {
-            inner,
-            entities,
-            path: inner.lookup("path"),
-            suffix: if blank_suffix {
-                Value::str("")
-            } else {
-                inner.lookup("suffix")
-            },
-            extension: if blank_extension {
-                Value::str("")
-            } else {
-                inner.lookup("extension")
-            },
-            datatype: inner.lookup("datatype"),
-            modality: inner.lookup("modality"),
+/// Whether a selector compares `….DatasetType` with the string `"derivative"` (either
+/// side, anywhere in the expression): its rule is meant for derivative datasets.
+fn names_derivative(e: &nidos_expr::Expr) -> bool {
+    use nidos_expr::{Expr, Value};
+    let dataset_type = |e: &Expr| matches!(e, Expr::Member(_, n) if n.as_ref() == "DatasetType");
+    let derivative =
+        |e: &Expr| matches!(e, Expr::Literal(Value::String(v)) if v.as_ref() == "derivative");
+    match e {
+        Expr::Call(c) => {
+            let here = c.name.as_ref() == "_==_"
+                && matches!(&c.args[..], [a, b]
+                    if (dataset_type(a) && derivative(b)) || (derivative(a) && dataset_type(b)));
+            here || c.args.iter().any(names_derivative)
         }
-    }
-
-    /// The values of [`KEY_NAMES`] as the selectors see them.
-    fn index_keys(&self) -> [&Value; KEYS] {
-        [
-            &self.path,
-            &self.suffix,
-            &self.extension,
-            &self.datatype,
-            &self.modality,
-        ]
-    }
-}
-
-impl Context for Cleaned<'_, '_> {
-    fn lookup(&self, name: &str) -> Value {
-        if name == "entities" && self.entities {
-            return Value::object(Object::new());
-        }
-        match self.lookup_ref(name) {
-            Some(v) => v.clone(),
-            None => self.inner.lookup(name),
-        }
-    }
-
-    fn lookup_ref(&self, name: &str) -> Option<&Value> {
-        match name {
-            "entities" if self.entities => None,
-            "path" => Some(&self.path),
-            "suffix" => Some(&self.suffix),
-            "extension" => Some(&self.extension),
-            "datatype" => Some(&self.datatype),
-            "modality" => Some(&self.modality),
-            _ => self.inner.lookup_ref(name),
-        }
-    }
-
-    fn exists(&self, rule: &str, path: &str) -> Option<bool> {
-        self.inner.exists(rule, path)
-    }
-
-    fn names(&self) -> Vec<String> {
-        self.inner.names()
-    }
-}
-
-/// Names whose constant comparisons in selectors index the rules.
-const KEY_NAMES: [&str; KEYS] = ["path", "suffix", "extension", "datatype", "modality"];
-const KEYS: usize = 5;
-
-/// The rules of one family indexed by a necessary condition of their selectors, so a
-/// file evaluates only the selectors of rules that can apply to it.
-///
-/// A rule's *key* is its first selector of the form `NAME == "lit"` (either side),
-/// or `intersects([NAME], ["lit", …])`, with NAME in [`KEY_NAMES`]: when the file's
-/// value of NAME is a string, such a selector is truthy exactly when the string is
-/// one of the literals. Candidates are then checked with every selector as before,
-/// so the index only skips rules that could not be selected.
-#[derive(Default)]
-struct RuleIndex {
-    /// Per key name: literal → rules (ascending).
-    by_value: [FastMap<String, Vec<usize>>; KEYS],
-    /// Per key name: every rule keyed on it (for files whose value is not a string).
-    keyed: [Vec<usize>; KEYS],
-    /// Rules without a key: always candidates.
-    always: Vec<usize>,
-    /// Per rule: the numbers of its selectors in the engine's [`SelectorTable`].
-    selectors: Vec<Vec<u32>>,
-}
-
-impl RuleIndex {
-    fn new(rules: &[&Vec<nidos_schema::Expression>], table: &mut SelectorTable) -> RuleIndex {
-        let mut index = RuleIndex {
-            selectors: rules.iter().map(|s| table.ids(s)).collect(),
-            ..RuleIndex::default()
-        };
-        for (i, selectors) in rules.iter().enumerate() {
-            let key = selectors
-                .iter()
-                .find_map(|s| s.parsed.as_deref().and_then(selector_key));
-            match key {
-                Some((k, literals)) => {
-                    index.keyed[k].push(i);
-                    let mut literals = literals;
-                    literals.sort();
-                    literals.dedup();
-                    for lit in literals {
-                        index.by_value[k].entry(lit).or_default().push(i);
-                    }
-                }
-                None => index.always.push(i),
-            }
-        }
-        index
-    }
-
-    /// The selector numbers of rule `i`.
-    fn selectors(&self, i: usize) -> &[u32] {
-        self.selectors.get(i).map_or(&[], Vec::as_slice)
-    }
-
-    /// The candidate rules (ascending, as the schema lists them) for a file whose
-    /// key values are `keys`.
-    fn candidates(&self, keys: &[&Value; KEYS], out: &mut Vec<usize>) {
-        out.clear();
-        out.extend_from_slice(&self.always);
-        for (k, value) in keys.iter().enumerate() {
-            match value {
-                Value::String(s) => {
-                    if let Some(rules) = self.by_value[k].get(s.as_ref()) {
-                        out.extend_from_slice(rules);
-                    }
-                }
-                _ => out.extend_from_slice(&self.keyed[k]),
-            }
-        }
-        out.sort_unstable();
-    }
-}
-
-/// The key of one selector: the index of its name in [`KEY_NAMES`] and the string
-/// literals it accepts.
-fn selector_key(expr: &nidos_expr::Expr) -> Option<(usize, Vec<String>)> {
-    use nidos_expr::Expr;
-    let Expr::Call(call) = expr else {
-        return None;
-    };
-    let key_of = |e: &Expr| match e {
-        Expr::Name(n) => KEY_NAMES.iter().position(|k| *k == n.as_ref()),
-        _ => None,
-    };
-    match (call.name.as_ref(), call.args.as_slice()) {
-        ("_==_", [a, b]) if call.is_known() => {
-            let (k, lit) = match (key_of(a), key_of(b)) {
-                (Some(k), None) => (k, b),
-                (None, Some(k)) => (k, a),
-                _ => return None,
-            };
-            match lit {
-                Expr::Literal(Value::String(s)) => Some((k, vec![s.to_string()])),
-                _ => None,
-            }
-        }
-        ("intersects", [Expr::Array(items), Expr::Literal(Value::Array(lits))])
-            if call.is_known() =>
-        {
-            let [item] = items.as_slice() else {
-                return None;
-            };
-            let k = key_of(item)?;
-            // Non-string literals can never equal a string value: leave them out.
-            let strings = lits
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect();
-            Some((k, strings))
-        }
-        _ => None,
+        Expr::Member(inner, _) => names_derivative(inner),
+        Expr::Index(a, b) => names_derivative(a) || names_derivative(b),
+        Expr::Array(items) => items.iter().any(names_derivative),
+        Expr::Literal(_) | Expr::Name(_) => false,
     }
 }
 
@@ -1019,27 +541,6 @@ mod tests {
             bad[0].affects(),
             ["/sub-000/func/sub-000_task-rest_bold.nii.gz"]
         );
-    }
-}
-
-/// Whether a selector compares `….DatasetType` with the string `"derivative"` (either
-/// side, anywhere in the expression): its rule is meant for derivative datasets.
-fn names_derivative(e: &nidos_expr::Expr) -> bool {
-    use nidos_expr::{Expr, Value};
-    let dataset_type = |e: &Expr| matches!(e, Expr::Member(_, n) if n.as_ref() == "DatasetType");
-    let derivative =
-        |e: &Expr| matches!(e, Expr::Literal(Value::String(v)) if v.as_ref() == "derivative");
-    match e {
-        Expr::Call(c) => {
-            let here = c.name.as_ref() == "_==_"
-                && matches!(&c.args[..], [a, b]
-                    if (dataset_type(a) && derivative(b)) || (derivative(a) && dataset_type(b)));
-            here || c.args.iter().any(names_derivative)
-        }
-        Expr::Member(inner, _) => names_derivative(inner),
-        Expr::Index(a, b) => names_derivative(a) || names_derivative(b),
-        Expr::Array(items) => items.iter().any(names_derivative),
-        Expr::Literal(_) | Expr::Name(_) => false,
     }
 }
 

@@ -9,7 +9,9 @@
 
 mod apply;
 mod cff;
+mod cleaned;
 pub mod config;
+mod dataset_checks;
 mod engine;
 pub mod explain;
 mod filenames;
@@ -19,10 +21,14 @@ pub mod issue;
 pub mod jsonschema;
 pub mod pinning;
 pub mod report;
+mod rule_index;
 mod selectors;
+mod summary;
+mod timer;
 
 pub use config::Config;
-pub use engine::{Engine, Options, Progress, Timer};
+pub use engine::{Engine, Options, Progress};
 pub use fixable::FixIndex;
 pub use issue::{Issue, Severity, Sym};
 pub use report::{Report, ReportJson, Summary};
+pub use timer::Timer;

@@ -1,0 +1,169 @@
+//! Field rules: the keys a sidecar or JSON file must, should or may have, and the
+//! values they take.
+
+use nidos_expr::{Context, Value};
+use nidos_schema::{Definition, FieldRule};
+
+use crate::engine::Engine;
+use crate::issue::{Issue, Severity, Sym};
+use crate::jsonschema;
+
+use super::*;
+
+/// Sidecar extensions that carry no sidecar of their own.
+pub(super) const NO_SIDECAR_EXTENSIONS: &[&str] = &[".json", "", ".md", ".txt", ".rst", ".cff"];
+
+/// What issues of a field rule name, resolved once per engine: a run reports hundreds
+/// of thousands of missing keys, each sharing these texts instead of looking them up.
+pub(crate) struct FieldRuleTexts<'s> {
+    pub rule: Sym,
+    /// Per field of the rule, in order.
+    pub fields: Vec<FieldTexts<'s>>,
+}
+
+pub(crate) struct FieldTexts<'s> {
+    /// The key as written in the JSON file.
+    pub name: Sym,
+    pub def: Option<&'s Definition>,
+    /// The code the rule gives a missing key, when it names one.
+    pub code: Option<Sym>,
+}
+
+impl<'s> FieldRuleTexts<'s> {
+    pub(crate) fn new(schema: &'s nidos_schema::Schema, rule: &FieldRule) -> FieldRuleTexts<'s> {
+        let fields = rule
+            .fields
+            .iter()
+            .map(|(key, req)| {
+                let def = schema.metadata_def(key);
+                FieldTexts {
+                    name: Sym::from(def.map_or(key.as_str(), |d| d.name.as_str())),
+                    def,
+                    code: req
+                        .issue
+                        .as_ref()
+                        .filter(|spec| !spec.code.is_empty())
+                        .map(|spec| Sym::from(spec.code.as_str())),
+                }
+            })
+            .collect();
+        FieldRuleTexts {
+            rule: Sym::from(rule.id.as_str()),
+            fields,
+        }
+    }
+}
+
+/// The codes of a missing key when its rule names none, by (sidecar rule, error).
+pub(crate) struct MissingKeyCodes([Sym; 4]);
+
+impl Default for MissingKeyCodes {
+    fn default() -> MissingKeyCodes {
+        MissingKeyCodes([
+            Sym::from("JSON_KEY_RECOMMENDED"),
+            Sym::from("JSON_KEY_REQUIRED"),
+            Sym::from("SIDECAR_KEY_RECOMMENDED"),
+            Sym::from("SIDECAR_KEY_REQUIRED"),
+        ])
+    }
+}
+
+impl MissingKeyCodes {
+    fn get(&self, sidecar_rule: bool, error: bool) -> &Sym {
+        &self.0[usize::from(sidecar_rule) * 2 + usize::from(error)]
+    }
+}
+
+pub(crate) fn apply_fields(
+    engine: &Engine<'_>,
+    (rule, texts): (&FieldRule, &FieldRuleTexts<'_>),
+    is_sidecar_rule: bool,
+    ctx: &dyn Context,
+    facts: &FileFacts<'_>,
+    seen: &Seen,
+    out: &mut Vec<Issue>,
+) {
+    if is_sidecar_rule && NO_SIDECAR_EXTENSIONS.contains(&facts.extension) {
+        return;
+    }
+    let sidecar = ctx.lookup("sidecar");
+    let object = if is_sidecar_rule {
+        sidecar.clone()
+    } else {
+        ctx.lookup("json")
+    };
+    let report_missing = !facts.derivative_dataset || engine.selects_derivatives(&rule.id);
+    for ((key, req), field) in rule.fields.iter().zip(&texts.fields) {
+        let name = field.name.as_str();
+        match object.as_object().and_then(|o| o.get(name)) {
+            None => {
+                if !report_missing {
+                    continue;
+                }
+                let mut severity = level_severity(req.level);
+                if let Some(addendum) = &req.level_addendum {
+                    if let Some(s) = addendum_severity(addendum, &sidecar) {
+                        severity = Some(s);
+                    }
+                }
+                let Some(severity) = severity else { continue };
+                let code = match &field.code {
+                    Some(code) => code,
+                    None => engine
+                        .missing_key_codes
+                        .get(is_sidecar_rule, severity == Severity::Error),
+                };
+                out.push(Issue {
+                    code: code.clone(),
+                    sub_code: field.name.clone(),
+                    severity,
+                    location: facts.location.clone(),
+                    rule: Some(texts.rule.clone()),
+                    extra: None,
+                    fixable: false,
+                    rank: 0,
+                });
+            }
+            Some(value) => {
+                let Some(def) = field.def else { continue };
+                let origin = if is_sidecar_rule {
+                    (facts.sidecar_origin)(name).unwrap_or_default()
+                } else {
+                    facts.path
+                };
+                seen.get_or_check(
+                    origin,
+                    key,
+                    (facts.location, &texts.rule, is_sidecar_rule, &field.name),
+                    || {
+                        let json = value.to_json();
+                        let violations = jsonschema::check(&json, &def.def, engine);
+                        violations
+                            .first()
+                            .map(|v| format!("{name}{}: {}", v.at, v.message))
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// A level addendum such as "required if `MEGCoordinateSystem` is `Other`" upgrades the
+/// level when the sidecar holds that string value.
+pub(super) fn addendum_severity(addendum: &str, sidecar: &Value) -> Option<Severity> {
+    let (level, rest) = if let Some(i) = addendum.find("required if `") {
+        (Severity::Error, &addendum[i + "required if `".len()..])
+    } else if let Some(i) = addendum.find("recommended if `") {
+        (Severity::Warning, &addendum[i + "recommended if `".len()..])
+    } else {
+        return None;
+    };
+    let (key, rest) = rest.split_once('`')?;
+    let rest = rest.strip_prefix(" is `")?;
+    let (value, _) = rest.split_once('`')?;
+    let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !word(key) || !word(value) {
+        return None;
+    }
+    (sidecar.get(key).as_str() == Some(value)).then_some(level)
+}

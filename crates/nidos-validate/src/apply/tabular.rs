@@ -1,0 +1,271 @@
+//! Tabular rules: the columns of a TSV file, their order, index and values.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use nidos_expr::{Context, Value};
+use nidos_schema::{ColumnReq, TabularRule};
+
+use crate::engine::Engine;
+use crate::issue::{Issue, Severity};
+
+use super::signature::*;
+use super::*;
+
+/// The value constraint of a rule's column as the schema alone gives it, worked out on
+/// first use and shared by every table without a sidecar definition of the column.
+pub(crate) struct ColumnPlan {
+    /// The schema gives a `definition` a sidecar replaces whole (else a sidecar's
+    /// definition can only narrow the schema's).
+    overridable: bool,
+    raw: RawSignature,
+    compiled: Option<Signature>,
+}
+
+impl ColumnPlan {
+    fn new(engine: &Engine<'_>, req: &ColumnReq) -> ColumnPlan {
+        let schema_def = match &req.definition {
+            Some(d) => Some(d),
+            None => engine.schema.column_def(&req.key).map(|d| &d.def),
+        };
+        let overridable = schema_def.and_then(|d| d.get("definition"));
+        let raw = match (overridable, schema_def) {
+            (Some(o), _) => RawSignature::from_column_definition(&Value::from(o)),
+            (None, Some(d)) => RawSignature::from_schema_def(d),
+            (None, None) => RawSignature::from_schema_def(&serde_json::Value::Null),
+        };
+        ColumnPlan {
+            overridable: overridable.is_some(),
+            compiled: Signature::compile(&raw, engine),
+            raw,
+        }
+    }
+}
+
+pub(crate) struct TableView<'a> {
+    pub headers: Vec<String>,
+    pub columns: &'a nidos_expr::Object,
+}
+
+pub(crate) fn apply_tabular(
+    engine: &Engine<'_>,
+    (rule, plans): (&TabularRule, &[OnceLock<ColumnPlan>]),
+    ctx: &dyn Context,
+    facts: &FileFacts<'_>,
+    table: &TableView<'_>,
+    out: &mut Vec<Issue>,
+) {
+    if facts.extension != ".tsv" && facts.extension != ".tsv.gz" {
+        return;
+    }
+    let sidecar = ctx.lookup("sidecar");
+    let schema = engine.schema;
+    // Rule columns, by the header name they take in a file.
+    let names: Vec<(&str, &ColumnReq)> = rule
+        .columns
+        .values()
+        .map(|c| (c.name.as_str(), c))
+        .collect();
+    let rule_names: HashSet<&str> = names.iter().map(|(n, _)| *n).collect();
+    let initial: HashSet<&str> = rule.initial_columns.iter().map(String::as_str).collect();
+
+    for (j, (name, req)) in names.iter().enumerate() {
+        let Some(values) = table.columns.get(*name).and_then(|v| v.as_array()) else {
+            if req.level == nidos_schema::Level::Required && !initial.contains(req.key.as_str()) {
+                out.push(
+                    Issue::new("TSV_COLUMN_MISSING", Severity::Error, facts.location)
+                        .sub(*name)
+                        .rule(&rule.id),
+                );
+            }
+            continue;
+        };
+        let side_def = sidecar.get(name);
+        let plan = plans
+            .get(j)
+            .map(|p| p.get_or_init(|| ColumnPlan::new(engine, req)));
+        let Some(plan) = plan else { continue };
+        // A sidecar entry of any shape defines the column (a bare string is a
+        // description-only definition of a text column), as in the reference.
+        if side_def.is_null() {
+            check_values(name, plan.compiled.as_ref(), values, facts, &rule.id, out);
+            continue;
+        }
+        let side = RawSignature::from_column_definition(&side_def);
+        let raw = if plan.overridable {
+            side
+        } else {
+            match refine(plan.raw.clone(), side) {
+                Ok(r) => r,
+                Err(base) => {
+                    let origin = (facts.sidecar_origin)(name).unwrap_or(facts.path);
+                    out.push(
+                        Issue::new("TSV_COLUMN_TYPE_REDEFINED", Severity::Warning, origin)
+                            .sub(*name)
+                            .rule(&rule.id),
+                    );
+                    base
+                }
+            }
+        };
+        let sig = Signature::compile(&raw, engine);
+        check_values(name, sig.as_ref(), values, facts, &rule.id, out);
+    }
+
+    for header in &table.headers {
+        if rule_names.contains(header.as_str()) {
+            continue;
+        }
+        let policy = rule.additional_columns.as_deref().unwrap_or("n/a");
+        let side_def = sidecar.get(header);
+        if policy == "not_allowed" {
+            out.push(
+                Issue::new(
+                    "TSV_ADDITIONAL_COLUMNS_NOT_ALLOWED",
+                    Severity::Error,
+                    facts.location,
+                )
+                .sub(header.as_str())
+                .rule(&rule.id),
+            );
+        } else if side_def.is_null() {
+            let (code, severity) = if policy == "allowed_if_defined" {
+                ("TSV_ADDITIONAL_COLUMNS_MUST_DEFINE", Severity::Error)
+            } else {
+                ("TSV_ADDITIONAL_COLUMNS_UNDEFINED", Severity::Warning)
+            };
+            out.push(
+                Issue::new(code, severity, facts.location)
+                    .sub(header.as_str())
+                    .rule(&rule.id),
+            );
+        } else if let Some(values) = table
+            .columns
+            .get(header.as_str())
+            .and_then(|v| v.as_array())
+        {
+            let sig = Signature::compile(&RawSignature::from_column_definition(&side_def), engine);
+            check_values(header, sig.as_ref(), values, facts, &rule.id, out);
+        }
+    }
+
+    if !rule.initial_columns.is_empty() {
+        let mut wanted = Vec::new();
+        for key in &rule.initial_columns {
+            let name = schema
+                .column_def(key)
+                .map(|d| d.name.as_str())
+                .unwrap_or(key.as_str());
+            let required =
+                rule.columns.get(key).map(|c| c.level) == Some(nidos_schema::Level::Required);
+            let position = table.headers.iter().position(|h| h == name);
+            if position.is_none() && !required {
+                continue;
+            }
+            wanted.push((name, position));
+        }
+        for (i, (name, position)) in wanted.into_iter().enumerate() {
+            match position {
+                None => out.push(
+                    Issue::new("TSV_COLUMN_MISSING", Severity::Error, facts.location)
+                        .sub(name)
+                        .rule(&rule.id)
+                        .message(format!("required initial column {} not found", i + 1)),
+                ),
+                Some(p) if p != i => out.push(
+                    Issue::new(
+                        "TSV_COLUMN_ORDER_INCORRECT",
+                        Severity::Error,
+                        facts.location,
+                    )
+                    .sub(name)
+                    .rule(&rule.id)
+                    .message(format!(
+                        "column {name} must be column {}, found at {}",
+                        i + 1,
+                        p + 1
+                    )),
+                ),
+                Some(_) => {}
+            }
+        }
+    }
+
+    if !rule.index_columns.is_empty() {
+        let cols: Vec<&[Value]> = rule
+            .index_columns
+            .iter()
+            .map(|k| {
+                schema
+                    .column_def(k)
+                    .map(|d| d.name.as_str())
+                    .unwrap_or(k.as_str())
+            })
+            .filter_map(|n| table.columns.get(n).and_then(|v| v.as_array()))
+            .collect();
+        if let Some(first) = cols.first() {
+            let mut seen = HashSet::new();
+            for row in 0..first.len() {
+                let key: String = cols
+                    .iter()
+                    .map(|c| c.get(row).and_then(|v| v.as_str()).unwrap_or(""))
+                    .collect();
+                if !seen.insert(key.clone()) {
+                    out.push(
+                        Issue::new(
+                            "TSV_INDEX_VALUE_NOT_UNIQUE",
+                            Severity::Error,
+                            facts.location,
+                        )
+                        .rule(&rule.id)
+                        .line(row + 2)
+                        .message(format!("row {}: value {key:?} repeats", row + 2)),
+                    );
+                }
+            }
+        }
+    }
+}
+
+pub(super) fn check_values(
+    name: &str,
+    sig: Option<&Signature>,
+    values: &[Value],
+    facts: &FileFacts<'_>,
+    rule_id: &str,
+    out: &mut Vec<Issue>,
+) {
+    let Some(sig) = sig else {
+        return;
+    };
+    let path = facts.location;
+    let mut pseudo_age_reported = false;
+    for (row, value) in values.iter().enumerate() {
+        let text = value.as_str().unwrap_or("");
+        if sig.accepts(text) {
+            continue;
+        }
+        if name == "age" && text == "89+" {
+            if !pseudo_age_reported {
+                pseudo_age_reported = true;
+                out.push(
+                    Issue::new("TSV_PSEUDO_AGE_DEPRECATED", Severity::Warning, path)
+                        .rule(rule_id)
+                        .line(row + 2)
+                        .message(
+                            "age \"89+\" is deprecated: write 89 (ages above 89 are capped at 89)",
+                        ),
+                );
+            }
+            continue;
+        }
+        out.push(
+            Issue::new("TSV_VALUE_INCORRECT_TYPE", Severity::Error, path)
+                .sub(name)
+                .rule(rule_id)
+                .line(row + 2)
+                .message(format!("'{text}'{}", na_hint(text))),
+        );
+        break;
+    }
+}
