@@ -463,31 +463,6 @@ pub(crate) fn serve_brand(raw: &mut Value, name: &str) -> Result<(), SchemaError
 mod tests {
     use super::*;
 
-    fn tokens() -> Tokens {
-        Tokens::new(&brand_named("Std"), &brand_named("Up"))
-    }
-
-    #[test]
-    fn whole_tokens_only() {
-        let t = tokens();
-        for (from, to) in [
-            ("json.StdVersion != null", Some("json.UpVersion != null")),
-            ("std:[0-9a-z]+", Some("up:[0-9a-z]+")),
-            ("exists(x, \"std-uri\")", Some("exists(x, \"up-uri\")")),
-            ("std_uri", Some("up_uri")),
-            ("Std URI", Some("Up URI")),
-            ("see .stdignore", Some("see .upignore")),
-            ("write std::sub-01/x", Some("write up::sub-01/x")),
-            ("StdVersionX", None),
-            ("UNKNOWN_STD_VERSION", None),
-            ("hwstd:x", None),
-            ("Stdout", None),
-            ("standard", None),
-        ] {
-            assert_eq!(t.string(from).as_deref(), to, "{from}");
-        }
-    }
-
     #[test]
     fn choice() {
         let brands = Brands {
