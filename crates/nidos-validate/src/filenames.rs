@@ -70,7 +70,8 @@ pub(crate) fn identify<'s>(
     schema: &'s Schema,
     index: &FileRuleIndex,
     file: &FileEntry,
-    (location, derivative): (&Sym, bool),
+    location: &Sym,
+    derivative: bool,
     out: &mut Vec<Issue>,
 ) -> Identified<'s> {
     let datatype = file.datatype.as_deref().unwrap_or("");

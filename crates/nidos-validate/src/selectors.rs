@@ -82,8 +82,8 @@ impl DatasetMemo {
 pub(crate) struct FileMemo<'a> {
     table: &'a SelectorTable,
     dataset: &'a DatasetMemo,
-    /// By number: 0 not yet evaluated, 1 false, 2 true.
-    known: Vec<u8>,
+    /// By number: the selector's value for this file, once evaluated.
+    known: Vec<Option<bool>>,
 }
 
 impl<'a> FileMemo<'a> {
@@ -91,13 +91,13 @@ impl<'a> FileMemo<'a> {
         FileMemo {
             table,
             dataset,
-            known: vec![0; table.len()],
+            known: vec![None; table.len()],
         }
     }
 
     /// Forgets the previous file's values.
     pub(crate) fn reset(&mut self) {
-        self.known.fill(0);
+        self.known.fill(None);
     }
 
     /// Whether every selector of `ids` holds for the file of `ctx` (evaluated in order,
@@ -113,13 +113,12 @@ impl<'a> FileMemo<'a> {
                 return *cell.get_or_init(|| self.table.eval(id, ctx));
             }
         }
-        match self.known.get(i).copied() {
-            Some(1) => false,
-            Some(2) => true,
-            _ => {
+        match self.known.get(i).copied().flatten() {
+            Some(value) => value,
+            None => {
                 let value = self.table.eval(id, ctx);
                 if let Some(slot) = self.known.get_mut(i) {
-                    *slot = if value { 2 } else { 1 };
+                    *slot = Some(value);
                 }
                 value
             }

@@ -134,7 +134,12 @@ pub(crate) fn apply_fields(
                 seen.get_or_check(
                     origin,
                     key,
-                    (facts.location, &texts.rule, is_sidecar_rule, &field.name),
+                    Visit {
+                        path: facts.location,
+                        rule: &texts.rule,
+                        sidecar_rule: is_sidecar_rule,
+                        name: &field.name,
+                    },
                     || {
                         let json = value.to_json();
                         let violations = jsonschema::check(&json, &def.def, engine);

@@ -55,15 +55,29 @@ struct SeenValue {
     message: Option<String>,
 }
 
+/// Who reaches a (sidecar, key) pair of [`Seen`]: the file, the rule it applies, whether
+/// that is a sidecar rule, and the metadata name.
+pub(crate) struct Visit<'a> {
+    pub path: &'a Sym,
+    pub rule: &'a Sym,
+    pub sidecar_rule: bool,
+    pub name: &'a Sym,
+}
+
 impl Seen {
     fn get_or_check(
         &self,
         origin: &str,
         key: &str,
-        visit: (&Sym, &Sym, bool, &Sym),
+        visit: Visit<'_>,
         check: impl FnOnce() -> Option<String>,
     ) {
-        let (path, rule, sidecar_rule, name) = visit;
+        let Visit {
+            path,
+            rule,
+            sidecar_rule,
+            name,
+        } = visit;
         let update = |map: &mut SeenMap| -> bool {
             match map.get_mut(origin).and_then(|m| m.get_mut(key)) {
                 Some(v) => {
