@@ -20,6 +20,8 @@ const NOT_CODES: &[&str] = &[
     "CARGO_MANIFEST_DIR",
     "NIDOS_TIMING",
     "NIDOS_SCHEMA_DIR",
+    "NIDOS_PUBLISHED_SCHEMA",
+    "NIDOS_CACHE_DIR",
     "NOT_A_CODE",
     "NO_COLOR",
 ];

@@ -34,10 +34,9 @@ pub struct Options {
     pub blacklist_modalities: Vec<String>,
     /// Counts validated files as workers finish them (for a progress display).
     pub progress: Option<std::sync::Arc<Progress>>,
-    /// The process exits soon after the run (a command-line validation): the opened
-    /// dataset's memory is left for the operating system to reclaim instead of being
-    /// freed piece by piece. Otherwise it is freed on a background thread.
-    pub process_exits_after: bool,
+    /// The dataset types accepted (`raw`, `derivative`, `study`; `--dataset-types`): a
+    /// dataset of another type gets an UNSUPPORTED_DATASET_TYPE error. Empty: any type.
+    pub dataset_types: Vec<String>,
     /// Directories with extra HED schema files (`--hed-schema-dir`), searched before the
     /// bundled ones.
     pub hed_schema_dirs: Vec<std::path::PathBuf>,
@@ -184,14 +183,9 @@ impl<'s> Engine<'s> {
         timer.lap("open dataset (walk, names, sidecars)");
         let report = self.validate_dataset(&ds, opts);
         // Freeing a large dataset's file list and caches takes a noticeable share of the
-        // run; the report does not need it, so it is freed beside the caller's work (a
-        // command that exits right away does not wait for it).
+        // run; the report does not need it, so it is freed beside the caller's work.
         // (When no thread can be started, the closure and the dataset are dropped here.)
-        if opts.process_exits_after {
-            std::mem::forget(ds);
-        } else {
-            std::thread::Builder::new().spawn(move || drop(ds)).ok();
-        }
+        std::thread::Builder::new().spawn(move || drop(ds)).ok();
         Ok(report)
     }
 
@@ -261,6 +255,7 @@ impl<'s> Engine<'s> {
         issues.extend(ds.issues().iter().map(convert_dataset_issue));
         self.dataset_checks(ds, &layout, &used_sidecars, &mut issues);
         self.blacklisted_modalities(ds, &opts.blacklist_modalities, &mut issues);
+        unsupported_type(&layout, &opts.dataset_types, &mut issues);
         timer.lap("dataset checks");
         crate::hed::check(ds, &opts.hed_schema_dirs, &mut issues);
         timer.lap("HED annotations");
@@ -413,6 +408,24 @@ impl<'s> Engine<'s> {
             }
         }
     }
+}
+
+/// `--dataset-types`: an error when the dataset's type is not among the accepted ones.
+fn unsupported_type(layout: &str, accepted: &[String], out: &mut Vec<Issue>) {
+    if accepted.is_empty() || accepted.iter().any(|t| t == layout) {
+        return;
+    }
+    out.push(
+        Issue::new(
+            "UNSUPPORTED_DATASET_TYPE",
+            Severity::Error,
+            "/dataset_description.json",
+        )
+        .message(format!(
+            "dataset type {layout:?} is not one of {}",
+            accepted.join(", ")
+        )),
+    );
 }
 
 /// Adds `path` to `set`, allocating only when it is new.
