@@ -15,16 +15,11 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
+use crate::tools::{build_binary, count_files, median};
+use crate::{root, shared};
+
 const UPSTREAM_SCHEMA: &str = "conformance/schemas/bids-1.11.1-schema-1.2.7.json";
 const TIME: &str = "/usr/bin/time";
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn shared() -> PathBuf {
-    root().join("../shared")
-}
 
 const USAGE: &str =
     "usage: cargo xtask bench [--subjects N[,N…]] [--runs K] [--no-reference] [--no-write]
@@ -186,38 +181,11 @@ pub(crate) fn dataset(brand: &str, subjects: u32) -> Result<(PathBuf, usize)> {
         if !status.success() {
             bail!("make_dataset.py failed for {brand} --subjects {subjects}");
         }
-        let n = count_files(&dir)?;
+        let n = count_files(&dir);
         std::fs::write(&done, n.to_string())?;
     }
     let n = std::fs::read_to_string(&done)?.trim().parse().unwrap_or(0);
     Ok((dir, n))
-}
-
-fn count_files(dir: &Path) -> Result<usize> {
-    let mut n = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d)? {
-            let e = e?;
-            if e.file_type()?.is_dir() {
-                stack.push(e.path());
-            } else {
-                n += 1;
-            }
-        }
-    }
-    Ok(n)
-}
-
-fn build_nidos() -> Result<PathBuf> {
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--quiet", "-p", "nidos-cli"])
-        .current_dir(root())
-        .status()?;
-    if !status.success() {
-        bail!("building nidos failed");
-    }
-    Ok(root().join("target/release/nidos"))
 }
 
 fn which(name: &str) -> Option<PathBuf> {
@@ -226,15 +194,6 @@ fn which(name: &str) -> Option<PathBuf> {
             .map(|p| p.join(name))
             .find(|p| p.is_file())
     })
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 struct Row {
@@ -336,7 +295,7 @@ pub fn run(args: &[String]) -> Result<()> {
     if !have_time {
         eprintln!("warning: {TIME} is unusable; only wall time is measured");
     }
-    let nidos = build_nidos()?;
+    let nidos = build_binary()?;
     let upstream = shared().join(UPSTREAM_SCHEMA);
     let reference = if settings.reference {
         which("bids-validator-deno")

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
+use crate::tools::{build_binary, count_files, median};
 use crate::{flag, root, shared};
 
 const DATASETS: &[&str] = &["ds001", "eeg_matchingpennies", "ds000117"];
@@ -35,30 +36,6 @@ fn time_one(program: &Path, args: &[&str]) -> Result<f64> {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-fn count_files(dir: &Path) -> usize {
-    let mut n = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(e.path()),
-                Ok(_) => n += 1,
-                Err(_) => {}
-            }
-        }
-    }
-    n
-}
-
 pub fn run(args: &[String]) -> Result<()> {
     let runs: usize = flag(args, "--runs")
         .map(|s| s.parse())
@@ -71,14 +48,7 @@ pub fn run(args: &[String]) -> Result<()> {
         println!("skipped: {} is absent", examples.display());
         return Ok(());
     }
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--quiet", "-p", "nidos-cli"])
-        .current_dir(root())
-        .status()?;
-    if !status.success() {
-        bail!("building nidos failed");
-    }
-    let nidos = root().join("target/release/nidos");
+    let nidos = build_binary()?;
     let reference = with_reference
         .then(|| {
             std::env::var_os("PATH").and_then(|paths| {

@@ -28,7 +28,7 @@ pub fn run(args: &[String]) -> Result<()> {
         None => None,
     };
     let base = build_base(&base_rev)?;
-    let current = crate::conformance::build_binary()?;
+    let current = crate::tools::build_binary()?;
     let mut datasets = corpus()?;
     if let Some(subjects) = bench {
         for brand in ["Std", "BIDS"] {

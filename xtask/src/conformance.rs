@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
+
+use crate::tools::build_binary;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -84,17 +86,6 @@ fn actual_tuples(report: &Value, with_hed: bool) -> BTreeSet<Tuple> {
         ));
     }
     out
-}
-
-pub(crate) fn build_binary() -> Result<PathBuf> {
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--quiet", "-p", "nidos-cli"])
-        .current_dir(root())
-        .status()?;
-    if !status.success() {
-        bail!("building nidos failed");
-    }
-    Ok(root().join("target/release/nidos"))
 }
 
 fn run_nidos(bin: &Path, dataset: &Path, ignore_headers: bool, mode: Mode) -> Result<Value> {

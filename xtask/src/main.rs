@@ -17,6 +17,7 @@ mod conformance;
 mod coverage;
 mod hed_import;
 mod sortdiff;
+mod tools;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,46 @@
+//! Small helpers the chores share: building the release binary, medians, file counts.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Result};
+
+use crate::root;
+
+/// Builds `nidos` in release mode in this checkout; returns the binary's path.
+pub(crate) fn build_binary() -> Result<PathBuf> {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--quiet", "-p", "nidos-cli"])
+        .current_dir(root())
+        .status()?;
+    if !status.success() {
+        bail!("building nidos failed");
+    }
+    Ok(root().join("target/release/nidos"))
+}
+
+/// The median (NaN for no values).
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The number of files under `dir` (directories not counted, unreadable ones skipped).
+pub(crate) fn count_files(dir: &Path) -> usize {
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(_) => n += 1,
+                Err(_) => {}
+            }
+        }
+    }
+    n
+}
