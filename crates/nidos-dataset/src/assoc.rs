@@ -30,52 +30,23 @@ pub struct AssocDef {
     pub reverse: Option<String>,
 }
 
-fn strings(v: Option<&serde_json::Value>) -> Vec<String> {
-    match v {
-        Some(serde_json::Value::String(s)) => vec![s.clone()],
-        Some(serde_json::Value::Array(a)) => a
-            .iter()
-            .filter_map(|x| x.as_str().map(str::to_string))
-            .collect(),
-        _ => Vec::new(),
+impl AssocDef {
+    /// The association as the typed schema gives it.
+    pub fn from_schema(a: &nidos_schema::Association) -> AssocDef {
+        AssocDef {
+            name: a.name.clone(),
+            selectors: a
+                .selectors
+                .iter()
+                .map(|e| (e.source.clone(), e.parsed.clone()))
+                .collect(),
+            suffix: a.target.suffix.clone(),
+            extensions: a.target.extension.clone(),
+            free_entities: a.target.entities.clone().unwrap_or_default(),
+            inherit: a.inherit,
+            reverse: a.reverse.clone(),
+        }
     }
-}
-
-/// Reads `meta.associations`.
-pub fn parse_definitions(raw: &serde_json::Value) -> Vec<AssocDef> {
-    let Some(defs) = raw
-        .pointer("/meta/associations")
-        .and_then(|v| v.as_object())
-    else {
-        return Vec::new();
-    };
-    defs.iter()
-        .map(|(name, def)| {
-            let selectors = strings(def.get("selectors"))
-                .into_iter()
-                .map(|s| {
-                    let parsed = nidos_expr::parse(&s).ok().map(Arc::new);
-                    (s, parsed)
-                })
-                .collect();
-            let target = def.get("target");
-            AssocDef {
-                name: name.clone(),
-                selectors,
-                suffix: target
-                    .and_then(|t| t.get("suffix"))
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string),
-                extensions: strings(target.and_then(|t| t.get("extension"))),
-                free_entities: strings(target.and_then(|t| t.get("entities"))),
-                inherit: def.get("inherit").and_then(|v| v.as_bool()).unwrap_or(true),
-                reverse: def
-                    .get("reverse")
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string),
-            }
-        })
-        .collect()
 }
 
 fn selects(def: &AssocDef, ctx: &dyn Context) -> bool {

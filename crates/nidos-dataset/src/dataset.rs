@@ -187,71 +187,6 @@ pub struct SchemaInfo {
 }
 
 impl SchemaInfo {
-    /// Reads what the dataset layer needs from a compiled schema tree.
-    pub fn from_raw(raw: &serde_json::Value, ignore_file: &str, uri_scheme: &str) -> Self {
-        let names = NameTable::from_schema_json(raw);
-        let mut opaque_dirs = HashSet::new();
-        if let Some(groups) = raw
-            .pointer("/rules/directories")
-            .and_then(|v| v.as_object())
-        {
-            for group in groups.values() {
-                for def in group.as_object().into_iter().flat_map(|o| o.values()) {
-                    let opaque = def.get("opaque").and_then(|v| v.as_bool()).unwrap_or(false);
-                    if let (true, Some(name)) = (opaque, def.get("name").and_then(|v| v.as_str())) {
-                        opaque_dirs.insert(name.trim_end_matches('/').to_ascii_lowercase());
-                    }
-                }
-            }
-        }
-        if opaque_dirs.is_empty() {
-            // Schemas before directory rules existed: the conventional opaque folders.
-            for d in ["code", "derivatives", "sourcedata", "stimuli"] {
-                opaque_dirs.insert(d.to_string());
-            }
-        }
-        let mut dir_extensions = HashSet::new();
-        if let Some(exts) = raw
-            .pointer("/objects/extensions")
-            .and_then(|v| v.as_object())
-        {
-            for e in exts.values() {
-                if let Some(v) = e.get("value").and_then(|v| v.as_str()) {
-                    if v.ends_with('/') {
-                        dir_extensions.insert(v.to_string());
-                    }
-                }
-            }
-        }
-        let mut modalities = HashMap::new();
-        if let Some(mods) = raw.pointer("/rules/modalities").and_then(|v| v.as_object()) {
-            for (m, def) in mods {
-                for dt in def
-                    .get("datatypes")
-                    .and_then(|v| v.as_array())
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(dt) = dt.as_str() {
-                        modalities.insert(dt.to_string(), m.clone());
-                    }
-                }
-            }
-        }
-        let associations = crate::assoc::parse_definitions(raw);
-        Self {
-            names,
-            opaque_dirs,
-            dir_extensions,
-            modalities,
-            associations,
-            ignore_file: ignore_file.to_string(),
-            uri_scheme: uri_scheme.to_string(),
-            raw: Arc::new(raw.clone()),
-            value: OnceLock::new(),
-        }
-    }
-
     /// Whether a root-level directory is opaque (its content listed, not validated).
     /// Case does not matter: a `Code/` folder is the code folder.
     pub fn is_opaque_dir(&self, name: &str) -> bool {
@@ -262,13 +197,48 @@ impl SchemaInfo {
         }
     }
 
-    /// Builds the facts from a loaded schema.
+    /// What the dataset layer needs of a loaded schema (its typed model; the raw tree
+    /// only as the context's `schema` value).
     pub fn from_schema(schema: &nidos_schema::Schema) -> Self {
-        Self::from_raw(
-            &schema.raw,
-            &schema.brand.ignore_file,
-            &schema.brand.uri_scheme,
-        )
+        let mut opaque_dirs: HashSet<String> = schema
+            .directories
+            .iter()
+            .filter(|d| d.opaque)
+            .filter_map(|d| d.name.as_deref())
+            .map(|n| n.trim_end_matches('/').to_ascii_lowercase())
+            .collect();
+        if opaque_dirs.is_empty() {
+            // Schemas before directory rules existed: the conventional opaque folders.
+            for d in ["code", "derivatives", "sourcedata", "stimuli"] {
+                opaque_dirs.insert(d.to_string());
+            }
+        }
+        let dir_extensions = schema
+            .extensions
+            .values()
+            .filter(|t| t.value.ends_with('/'))
+            .map(|t| t.value.clone())
+            .collect();
+        let modalities = schema
+            .modalities
+            .iter()
+            .flat_map(|(m, dts)| dts.iter().map(move |dt| (dt.clone(), m.clone())))
+            .collect();
+        Self {
+            names: NameTable::from_schema(schema),
+            opaque_dirs,
+            dir_extensions,
+            modalities,
+            associations: schema
+                .associations
+                .iter()
+                .map(crate::assoc::AssocDef::from_schema)
+                .collect(),
+            ignore_file: schema.brand.ignore_file.clone(),
+            uri_scheme: schema.brand.uri_scheme.clone(),
+            raw: Arc::new(schema.raw.clone()),
+            value: OnceLock::new(),
+        }
     }
 
     /// The whole schema as a value (the context's `schema`), converted once.

@@ -14,47 +14,16 @@ pub struct NameTable {
 }
 
 impl NameTable {
-    /// Reads `objects.entities`, `rules.entities` and `objects.datatypes` of a compiled schema.
-    pub fn from_schema_json(raw: &serde_json::Value) -> Self {
-        let mut key_to_name = HashMap::new();
-        if let Some(ents) = raw.pointer("/objects/entities").and_then(|v| v.as_object()) {
-            for (long, def) in ents {
-                if let Some(short) = def.get("name").and_then(|v| v.as_str()) {
-                    key_to_name.insert(short.to_string(), long.clone());
-                }
-            }
-        }
-        let mut order: Vec<String> = raw
-            .pointer("/rules/entities")
-            .and_then(|v| v.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if order.is_empty() {
-            order = key_to_name.values().cloned().collect();
-            order.sort();
-        }
-        let datatypes = raw
-            .pointer("/objects/datatypes")
-            .and_then(|v| v.as_object())
-            .map(|o| {
-                o.iter()
-                    .map(|(k, v)| {
-                        v.get("value")
-                            .and_then(|x| x.as_str())
-                            .unwrap_or(k)
-                            .to_string()
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+    /// The entities (in the schema's canonical order) and datatypes of a schema.
+    pub fn from_schema(schema: &nidos_schema::Schema) -> Self {
         Self {
-            key_to_name,
-            order,
-            datatypes,
+            key_to_name: schema
+                .entities
+                .iter()
+                .map(|e| (e.key.clone(), e.name.clone()))
+                .collect(),
+            order: schema.entities.iter().map(|e| e.name.clone()).collect(),
+            datatypes: schema.datatypes.values().map(|t| t.value.clone()).collect(),
         }
     }
 

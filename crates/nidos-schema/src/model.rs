@@ -386,7 +386,11 @@ pub struct Association {
     pub name: String,
     pub selectors: Vec<Expression>,
     pub target: AssociationTarget,
+    /// The target may be inherited from higher in the tree (default: true).
     pub inherit: bool,
+    /// `reverse: <association>`: the association looks the other way, at the files
+    /// whose `<association>` resolves to this file.
+    pub reverse: Option<String>,
 }
 
 /// A declarative repair of the issue a rule raises (`fix:` beside the rule's `issue`).

@@ -544,7 +544,8 @@ impl Builder {
                 name: name.clone(),
                 selectors,
                 target,
-                inherit: v.get("inherit").and_then(Value::as_bool).unwrap_or(false),
+                inherit: v.get("inherit").and_then(Value::as_bool).unwrap_or(true),
+                reverse: opt_str(v, "reverse"),
             });
         }
 
