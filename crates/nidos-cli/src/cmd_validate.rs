@@ -173,6 +173,28 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     drop(meter);
+    // SARIF carries the repairs `nidos fix --only CODE` would make for each code (its
+    // `fixes`), so each result's fix changes only what its issue asks: planned only then.
+    let plans: Vec<nidos_fix::Plan> = if args.format == Format::Sarif {
+        let codes: std::collections::BTreeSet<&str> = report
+            .issues
+            .iter()
+            .filter(|i| i.fixable)
+            .map(|i| i.code.as_str())
+            .collect();
+        codes
+            .into_iter()
+            .filter_map(|code| {
+                let only = nidos_fix::Options {
+                    only: vec![code.to_owned()],
+                    ..nidos_fix::Options::default()
+                };
+                nidos_fix::plan(&loaded.schema, &args.dataset, &only).ok()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let timer = nidos_validate::Timer::start();
     let failed = report.has_errors() || derivatives.iter().any(|(_, r)| r.has_errors());
     let color = match (args.color, args.no_color) {
@@ -193,8 +215,8 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, sink);
-    let written =
-        write_report(&mut out, &args, &report, &derivatives, color).and_then(|()| out.flush());
+    let written = write_report(&mut out, &args, &report, &derivatives, &plans, color)
+        .and_then(|()| out.flush());
     timer.lap("write report");
     // The process exits next: its memory goes back to the system without freeing the
     // report's hundreds of thousands of issues one by one.
@@ -279,6 +301,7 @@ fn write_report(
     args: &Args,
     report: &Report,
     derivatives: &[(String, Report)],
+    fixes: &[nidos_fix::Plan],
     color: bool,
 ) -> std::io::Result<()> {
     match args.format {
@@ -296,7 +319,7 @@ fn write_report(
         }
         Format::Html => crate::render_html::write_html(out, report, derivatives),
         Format::Sarif => {
-            let log = crate::render_sarif::sarif(&args.dataset, report, derivatives);
+            let log = crate::render_sarif::sarif(&args.dataset, report, derivatives, fixes);
             serde_json::to_writer_pretty(&mut *out, &log)?;
             out.write_all(b"\n")
         }

@@ -5,6 +5,10 @@
 //! locations are prefixed with `derivatives/<name>/`). A result's `ruleId` is the code, or
 //! `CODE/subCode` (SARIF's hierarchical form) when the issue has a sub-code; the rule it
 //! points at (`ruleIndex`) is the code's descriptor, described by the code's message.
+//!
+//! A result whose issue `nidos fix` repairs carries SARIF's `fixes`: for each file the
+//! repair changes, the smallest replacement (a deleted byte range and the text put in
+//! its place) that turns the file into what `nidos fix --apply --only CODE` writes.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -36,7 +40,12 @@ const PATH_ESCAPES: &AsciiSet = &CONTROLS
     .add(b'}');
 
 /// Builds the SARIF log of a run over `root` (its absolute form anchors the locations).
-pub fn sarif(root: &Path, report: &Report, derivatives: &[(String, Report)]) -> Json {
+pub fn sarif(
+    root: &Path,
+    report: &Report,
+    derivatives: &[(String, Report)],
+    fixes: &[nidos_fix::Plan],
+) -> Json {
     let mut all: Vec<(&str, &Report)> = vec![("", report)];
     all.extend(derivatives.iter().map(|(n, r)| (n.as_str(), r)));
 
@@ -73,7 +82,15 @@ pub fn sarif(root: &Path, report: &Report, derivatives: &[(String, Report)]) -> 
             format!("derivatives/{name}/")
         };
         for i in &r.issues {
-            results.push(result(i, r, &prefix, index.get(i.code.as_str()).copied()));
+            let mut res = result(i, r, &prefix, index.get(i.code.as_str()).copied());
+            // The plans cover the root dataset only.
+            if name.is_empty() && i.fixable {
+                let fixes: Vec<Json> = fixes.iter().flat_map(|p| fixes_of(i, p)).collect();
+                if !fixes.is_empty() {
+                    res["fixes"] = Json::Array(fixes);
+                }
+            }
+            results.push(res);
         }
     }
 
@@ -152,6 +169,62 @@ fn result(i: &Issue, r: &Report, prefix: &str, rule_index: Option<usize>) -> Jso
             .collect();
     }
     out
+}
+
+/// The `fixes` of an issue: one per file edit of the plan with a change made for this
+/// issue (its code, reported at its location).
+fn fixes_of(i: &Issue, plan: &nidos_fix::Plan) -> Vec<Json> {
+    plan.edits
+        .iter()
+        .filter_map(|edit| {
+            let change = edit
+                .changes
+                .iter()
+                .find(|c| c.code == i.code.as_str() && c.origin == i.location.as_str())?;
+            let before = edit.before.as_deref().unwrap_or_default();
+            let replacement = replacement(before, &edit.after)?;
+            Some(json!({
+                "description": {"text": change.description},
+                "artifactChanges": [{
+                    "artifactLocation": {
+                        "uri": utf8_percent_encode(edit.path.trim_start_matches('/'), PATH_ESCAPES)
+                            .to_string(),
+                        "uriBaseId": ROOT_BASE,
+                    },
+                    "replacements": [replacement],
+                }],
+            }))
+        })
+        .collect()
+}
+
+/// The smallest replacement turning `before` into `after`: the bytes between their
+/// common prefix and common suffix (cut at character boundaries) are deleted and the
+/// text of `after` between them inserted. `None` when either is not UTF-8 text.
+fn replacement(before: &[u8], after: &[u8]) -> Option<Json> {
+    let (b, a) = (
+        std::str::from_utf8(before).ok()?,
+        std::str::from_utf8(after).ok()?,
+    );
+    let mut prefix = b.bytes().zip(a.bytes()).take_while(|(x, y)| x == y).count();
+    while !b.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let room = b.len().min(a.len()) - prefix;
+    let mut suffix = b
+        .bytes()
+        .rev()
+        .zip(a.bytes().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    while !b.is_char_boundary(b.len() - suffix) || !a.is_char_boundary(a.len() - suffix) {
+        suffix -= 1;
+    }
+    Some(json!({
+        "deletedRegion": {"byteOffset": prefix, "byteLength": b.len() - suffix - prefix},
+        "insertedContent": {"text": &a[prefix..a.len() - suffix]},
+    }))
 }
 
 /// SARIF's level for a severity.

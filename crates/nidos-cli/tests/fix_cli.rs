@@ -11,7 +11,9 @@
 //!    links byte-identical), and leaves the tree as the diff said;
 //! 4. `nidos validate` no longer reports the issue (still reports it with
 //!    `"unchanged": true`, a suggestion-only fix);
-//! 5. a second `nidos fix` prints nothing: the fix is idempotent.
+//! 5. a second `nidos fix` prints nothing: the fix is idempotent;
+//! 6. the SARIF report's result for the issue carries `fixes` whose replacements, applied
+//!    to the untouched dataset, give the files `--apply` wrote (for a fixable issue).
 //!
 //! `case.json` may add `"only": [codes]` (passed as `--only`) and `"args": [...]`.
 //! Set `NIDOS_BLESS=1` to rewrite the `expected.diff` files from the current output.
@@ -197,6 +199,13 @@ fn check_case(case_dir: &Path) -> Vec<String> {
         }
     }
 
+    // The SARIF fixes, applied to a copy of the untouched dataset (compared below).
+    let sarif_applied = if reported && !unchanged {
+        sarif_fixes_applied(&ds, &case, &args, &mut problems, &name)
+    } else {
+        None
+    };
+
     // Apply: only metadata changes.
     a.push("--apply");
     let out = nidos(&a, &ds);
@@ -235,6 +244,16 @@ fn check_case(case_dir: &Path) -> Vec<String> {
             "{name}: after --apply the issue is {}reported",
             if unchanged { "no longer " } else { "still " }
         ));
+    }
+    if let Some(files) = sarif_applied {
+        for (path, bytes) in &files {
+            if after.get(path) != Some(bytes) {
+                problems.push(format!(
+                    "{name}: the SARIF fix of {path} does not give what --apply wrote:\n{}",
+                    String::from_utf8_lossy(bytes)
+                ));
+            }
+        }
     }
     // Idempotent.
     a.pop();
@@ -357,4 +376,54 @@ fn read_only_dataset_is_an_error() {
     assert!(stderr.contains("read-only"), "{stderr}");
     assert!(stderr.contains("nothing was written"), "{stderr}");
     assert_eq!(before, after);
+}
+
+/// The files the SARIF `fixes` of the case's issue change, applied to their current
+/// content (dataset-relative path → new bytes); `None` (with a problem noted) when the
+/// result or its fixes are missing or malformed.
+fn sarif_fixes_applied(
+    ds: &Path,
+    case: &Value,
+    args: &[String],
+    problems: &mut Vec<String>,
+    name: &str,
+) -> Option<BTreeMap<String, Vec<u8>>> {
+    let mut a = vec!["validate", "--format", "sarif"];
+    a.extend(args.iter().map(String::as_str));
+    let out = nidos(&a, ds);
+    let log: Value = serde_json::from_slice(&out.stdout).ok()?;
+    let (code, location) = (str_of(case, "code"), str_of(case, "location"));
+    let result = log["runs"][0]["results"].as_array()?.iter().find(|r| {
+        let id = str_of(r, "ruleId");
+        let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap_or("");
+        (id == code || id.starts_with(&format!("{code}/")))
+            && (location.is_empty() || uri == location.trim_start_matches('/'))
+    });
+    let Some(fixes) = result
+        .and_then(|r| r.get("fixes"))
+        .and_then(Value::as_array)
+    else {
+        problems.push(format!("{name}: the SARIF result has no fixes"));
+        return None;
+    };
+    let mut files = BTreeMap::new();
+    for fix in fixes {
+        for change in fix["artifactChanges"].as_array().into_iter().flatten() {
+            let rel = str_of(&change["artifactLocation"], "uri").to_owned();
+            let mut bytes = std::fs::read(ds.join(&rel)).unwrap_or_default();
+            for r in change["replacements"].as_array().into_iter().flatten() {
+                let offset = r["deletedRegion"]["byteOffset"].as_u64()? as usize;
+                let length = r["deletedRegion"]["byteLength"].as_u64()? as usize;
+                let text = r["insertedContent"]["text"].as_str()?;
+                bytes.splice(offset..offset + length, text.bytes());
+            }
+            files.insert(rel, bytes);
+        }
+    }
+    if files.is_empty() {
+        problems.push(format!("{name}: the SARIF fixes change no file"));
+    }
+    Some(files)
 }

@@ -166,6 +166,76 @@ fn physical_ok(v: &Json, bases: &Json, at: &str, errors: &mut Vec<String>) {
 }
 
 /// The SARIF 2.1.0 rules for the parts of a log nidos writes; returns what is wrong.
+/// A `fix` object: a description, and at least one artifact change, each with an
+/// artifact location and at least one replacement whose deleted region has a
+/// non-negative byte offset and length.
+fn fix_ok(v: &Json, bases: &Json, at: &str, errors: &mut Vec<String>) {
+    keys_within(
+        v,
+        &["description", "artifactChanges", "properties"],
+        at,
+        errors,
+    );
+    if let Some(d) = v.get("description") {
+        message_ok(d, &format!("{at}.description"), errors);
+    }
+    let changes = v
+        .get("artifactChanges")
+        .and_then(Json::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if changes.is_empty() {
+        errors.push(format!("{at}: artifactChanges is missing or empty"));
+    }
+    for (n, c) in changes.iter().enumerate() {
+        let cat = format!("{at}.artifactChanges[{n}]");
+        keys_within(
+            c,
+            &["artifactLocation", "replacements", "properties"],
+            &cat,
+            errors,
+        );
+        match c.get("artifactLocation") {
+            Some(l) => artifact_location_ok(l, bases, &cat, errors),
+            None => errors.push(format!("{cat}: no artifactLocation")),
+        }
+        let reps = c
+            .get("replacements")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if reps.is_empty() {
+            errors.push(format!("{cat}: replacements is missing or empty"));
+        }
+        for (k, r) in reps.iter().enumerate() {
+            let rat = format!("{cat}.replacements[{k}]");
+            keys_within(
+                r,
+                &["deletedRegion", "insertedContent", "properties"],
+                &rat,
+                errors,
+            );
+            let region = r.get("deletedRegion");
+            for key in ["byteOffset", "byteLength"] {
+                if region
+                    .and_then(|g| g.get(key))
+                    .and_then(Json::as_i64)
+                    .is_none_or(|x| x < 0)
+                {
+                    errors.push(format!("{rat}: deletedRegion.{key} missing or negative"));
+                }
+            }
+            if let Some(ic) = r.get("insertedContent") {
+                if ic.get("text").and_then(Json::as_str).is_none() && ic.get("binary").is_none() {
+                    errors.push(format!(
+                        "{rat}: insertedContent has neither text nor binary"
+                    ));
+                }
+            }
+        }
+    }
+}
+
 fn check_sarif(log: &Json) -> Vec<String> {
     let mut errors = Vec::new();
     keys_within(
@@ -260,11 +330,21 @@ fn check_sarif(log: &Json) -> Vec<String> {
                     "message",
                     "locations",
                     "relatedLocations",
+                    "fixes",
                     "properties",
                 ],
                 &rat,
                 &mut errors,
             );
+            for (k, fix) in res
+                .get("fixes")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                fix_ok(fix, &bases, &format!("{rat}.fixes[{k}]"), &mut errors);
+            }
             match res.get("message") {
                 Some(m) => message_ok(m, &rat, &mut errors),
                 None => errors.push(format!("{rat}: no message")),
@@ -339,10 +419,13 @@ fn sarif_checker_rejects_bad_logs() {
         "tool": {"driver": {"name": "t", "rules": [{"id": "A", "shortDescription": {"text": "a"}, "fullDescription": {"text": "a"}}]}},
         "originalUriBaseIds": {"R": {"uri": "file:///d/"}},
         "results": [{"ruleId": "A/x", "ruleIndex": 0, "level": "error", "message": {"text": "m"},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": "a.json", "uriBaseId": "R"}, "region": {"startLine": 1}}}]}]
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": "a.json", "uriBaseId": "R"}, "region": {"startLine": 1}}}],
+            "fixes": [{"description": {"text": "d"}, "artifactChanges": [{
+                "artifactLocation": {"uri": "a.json", "uriBaseId": "R"},
+                "replacements": [{"deletedRegion": {"byteOffset": 3, "byteLength": 2}, "insertedContent": {"text": "x"}}]}]}]}]
     }]});
     assert_eq!(check_sarif(&good), Vec::<String>::new());
-    let breakages: [(&str, Json); 8] = [
+    let breakages: [(&str, Json); 11] = [
         ("/version", json!("2.0.0")),
         ("/runs/0/tool/driver/name", json!("")),
         ("/runs/0/results/0/level", json!("fatal")),
@@ -356,6 +439,15 @@ fn sarif_checker_rejects_bad_logs() {
         (
             "/runs/0/results/0/locations/0/physicalLocation/artifactLocation/uri",
             json!("a b"),
+        ),
+        ("/runs/0/results/0/fixes/0/artifactChanges", json!([])),
+        (
+            "/runs/0/results/0/fixes/0/artifactChanges/0/replacements/0/deletedRegion/byteOffset",
+            json!(-1),
+        ),
+        (
+            "/runs/0/results/0/fixes/0/artifactChanges/0/replacements/0/insertedContent",
+            json!({}),
         ),
     ];
     for (pointer, value) in breakages {

@@ -27,6 +27,9 @@ pub struct Options {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change {
     pub code: String,
+    /// Where the issue this change fixes was reported (the file itself, or a data file
+    /// whose sidecar this is).
+    pub origin: String,
     pub description: String,
 }
 
@@ -344,6 +347,7 @@ fn run_file(
         match outcome {
             Outcome::Changed(description) => changes.push(Change {
                 code: t.code.clone(),
+                origin: t.origin.clone(),
                 description,
             }),
             Outcome::Unchanged => {}
