@@ -19,6 +19,7 @@ mod cmd_validate;
 mod prune_fs;
 mod render_html;
 mod render_sarif;
+mod render_text;
 mod schema_arg;
 mod schema_fetch;
 
