@@ -5,6 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// The allocator: a validation run makes millions of small, short-lived allocations
+/// (strings of names, cells and messages) from several threads, which mimalloc serves
+/// with per-thread free lists (see docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod cmd_context;
 mod cmd_entities;
 mod cmd_eval;
