@@ -21,7 +21,9 @@ def test_ignore_warnings_and_config(tiny):
     report = nidos.validate(tiny, ignore_warnings=True)
     assert report.warnings == []
     quiet = nidos.validate(tiny, config={"ignore": [{"code": "EMPTY_FILE"}]})
-    assert not any(i["code"] == "EMPTY_FILE" for i in quiet.issues)
+    # As in the JSON report, ignored issues stay listed with severity "ignore".
+    assert not any(i["code"] == "EMPTY_FILE" for i in quiet.errors)
+    assert {i["severity"] for i in quiet.issues if i["code"] == "EMPTY_FILE"} == {"ignore"}
 
 
 def test_recursive(tiny):
