@@ -6,7 +6,8 @@ bids2table) on synthetic datasets, each measured in a fresh process (wall and CP
 
 Datasets are made with ../shared/bench/make_dataset.py (BIDS brand, so pybids accepts
 them) under --data, never inside the repository. Prints one line per measurement and a
-JSON summary at the end.
+JSON summary (medians) at the end. CPU time is user + system of the process, its threads
+and any child processes.
 """
 
 import argparse
@@ -40,8 +41,9 @@ def run(tool, root, out):
     code = CODE[tool].format(root=str(root), out=str(out))
     code = (
         "import resource, time, json; t0 = time.perf_counter()\n" + code + "\n"
-        "r = resource.getrusage(resource.RUSAGE_SELF)\n"
-        "print(json.dumps({'wall': time.perf_counter() - t0, 'cpu': r.ru_utime + r.ru_stime, 'n': n}))"
+        "r = resource.getrusage(resource.RUSAGE_SELF); c = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "cpu = r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime\n"
+        "print(json.dumps({'wall': time.perf_counter() - t0, 'cpu': cpu, 'n': n}))"
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(p.stdout.strip().splitlines()[-1])
