@@ -40,9 +40,10 @@ def test_folder_of_datasets_to_file(tiny, tmp_path):
     table = pq.read_table(out)
     assert set(table.column("dataset").to_pylist()) == {"a", "b", "a/derivatives/prep", "b/derivatives/prep"}
     duckdb = pytest.importorskip("duckdb")
-    n = duckdb.sql(
+    con = duckdb.connect()
+    [(n,)] = con.execute(
         f"select count(*) from read_parquet('{out}') where suffix = 'bold' and ext = '.nii.gz'"
-    ).fetchone()[0]
+    ).fetchall()
     assert n == 4
 
 

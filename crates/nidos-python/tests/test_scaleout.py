@@ -53,7 +53,7 @@ def test_dask_index_and_validate(examples_dir, tmp_path):
 
     for table in tables:
         pq.write_to_dataset(table, out, partition_cols=["dataset"])
-    got = duckdb.sql(
+    got = duckdb.connect().execute(
         f"select dataset, count(*) as n from read_parquet('{out}/**/*.parquet', "
         "hive_partitioning = true, union_by_name = true) group by dataset order by dataset"
     ).fetchall()

@@ -21,7 +21,9 @@ def test_ignore_warnings_and_config(tiny):
     report = nidos.validate(tiny, ignore_warnings=True)
     assert report.warnings == []
     quiet = nidos.validate(tiny, config={"ignore": [{"code": "EMPTY_FILE"}]})
-    assert not any(i["code"] == "EMPTY_FILE" for i in quiet.issues)
+    # As in the JSON report, ignored issues stay listed with severity "ignore".
+    assert not any(i["code"] == "EMPTY_FILE" for i in quiet.errors)
+    assert {i["severity"] for i in quiet.issues if i["code"] == "EMPTY_FILE"} == {"ignore"}
 
 
 def test_recursive(tiny):
@@ -48,3 +50,23 @@ def test_eval_and_context(tiny):
     assert ctx["suffix"] == "bold"
     with pytest.raises(ValueError):
         nidos.eval("sidecar.(", tiny, f)
+
+
+def test_report_pickles(tiny):
+    import pickle
+
+    report = nidos.validate(tiny, recursive=True)
+    again = pickle.loads(pickle.dumps(report))
+    assert again.issues == report.issues and again.summary == report.summary
+    assert set(again.derivatives) == set(report.derivatives)
+
+
+def test_calls_run_in_threads(tiny):
+    """Long calls release the GIL: several threads validate and list at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        reports = list(pool.map(lambda _: nidos.validate(tiny), range(4)))
+        layouts = list(pool.map(lambda _: len(nidos.Layout(tiny)), range(4)))
+    assert len({r.to_json() for r in reports}) == 1
+    assert len(set(layouts)) == 1
