@@ -1,7 +1,8 @@
 //! Embeds the bundled rule tree (`../../schema`) in the library, precompiled: every YAML
 //! file is parsed here, the tree is assembled into one JSON document (directories and
 //! files become nested keys, as the run-time loader does) and written to
-//! `OUT_DIR/bundled.json`, with each file's text kept for `nidos schema export`.
+//! `OUT_DIR/bundled.json`, with each file's text kept for `nidos schema export` in
+//! `OUT_DIR/bundled-files.json`.
 //! A file that does not parse is left to the run-time loader, which reports it with
 //! its location (the embedded copy then holds the text only).
 
@@ -106,9 +107,15 @@ fn main() {
     doc.insert("parsed".into(), Value::Bool(ok));
     doc.insert("version".into(), version);
     doc.insert("tree".into(), Value::Object(tree));
-    doc.insert("files".into(), Value::Object(files));
-    let text = serde_json::to_string(&Value::Object(doc)).unwrap_or_default();
-    if let Err(e) = std::fs::write(out_dir.join("bundled.json"), text) {
-        panic!("cannot write the embedded schema: {e}");
+    // The files' texts are only needed by `nidos schema export`: a document of their
+    // own, so a run does not parse them.
+    for (name, value) in [
+        ("bundled.json", Value::Object(doc)),
+        ("bundled-files.json", Value::Object(files)),
+    ] {
+        let text = serde_json::to_string(&value).unwrap_or_default();
+        if let Err(e) = std::fs::write(out_dir.join(name), text) {
+            panic!("cannot write the embedded schema: {e}");
+        }
     }
 }

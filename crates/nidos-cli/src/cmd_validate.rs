@@ -1,5 +1,6 @@
 //! `nidos validate DIR`: applies the schema's rules and prints a report.
 
+use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -151,6 +152,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         progress: None,
         dataset_types: args.dataset_types.clone(),
         hed_schema_dirs: args.hed_schema_dir.clone(),
+        only_files: None,
     };
     let engine = Engine::new(&loaded.schema);
     timer.lap("prepare engine");
@@ -365,11 +367,14 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
     newer.sort_by(|a, b| nidos_schema::compare_versions(a, b));
     let later: Vec<&str> = newer.into_iter().map(String::as_str).collect();
     let load = |v: &str| Schema::bundled_for(Some(&brand), Some(v)).ok();
-    let quiet = Options {
-        progress: None,
-        ..opts.clone()
+    let validate = |s: &Schema, locations: &HashSet<String>| {
+        let quiet = Options {
+            progress: None,
+            only_files: Some(std::sync::Arc::new(locations.clone())),
+            ..opts.clone()
+        };
+        Engine::new(s).validate(dir, &quiet).ok()
     };
-    let validate = |s: &Schema| Engine::new(s).validate(dir, &quiet).ok();
     nidos_validate::pinning::explain_later_versions(
         report,
         schema,

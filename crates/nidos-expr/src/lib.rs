@@ -21,6 +21,7 @@ mod ast;
 pub mod cases;
 mod context;
 mod eval;
+pub mod full_match;
 mod functions;
 pub mod js;
 pub mod jssort;

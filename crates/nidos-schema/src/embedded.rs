@@ -13,6 +13,7 @@ use crate::yaml::{resolve_refs, tree_top, version_info, TreeInfo};
 use crate::{from_resolved_tree, LoadOptions, Schema};
 
 static BUNDLED: &str = include_str!(concat!(env!("OUT_DIR"), "/bundled.json"));
+static BUNDLED_FILES: &str = include_str!(concat!(env!("OUT_DIR"), "/bundled-files.json"));
 
 /// Where embedded errors say they come from.
 const ORIGIN: &str = "<embedded schema>";
@@ -20,7 +21,6 @@ const ORIGIN: &str = "<embedded schema>";
 struct Doc {
     info: TreeInfo,
     parts: Map<String, Value>,
-    files: Map<String, Value>,
     resolved: OnceLock<Result<Value, SchemaErrors>>,
 }
 
@@ -58,14 +58,9 @@ fn doc() -> Result<&'static Doc, SchemaErrors> {
             Some(Value::Object(m)) => m,
             _ => return Err(error("the embedded schema has no tree")),
         };
-        let files = match top.remove("files") {
-            Some(Value::Object(m)) => m,
-            _ => Map::new(),
-        };
         Ok(Doc {
             info,
             parts,
-            files,
             resolved: OnceLock::new(),
         })
     })
@@ -102,9 +97,14 @@ pub(crate) fn index() -> Result<(Option<Brands>, Vec<String>), SchemaErrors> {
 
 /// The files of the embedded tree as written (relative path → text), for export.
 pub fn bundled_files() -> Result<Vec<(String, String)>, SchemaErrors> {
-    let d = doc()?;
-    Ok(d.files
-        .iter()
-        .filter_map(|(k, v)| v.as_str().map(|t| (k.clone(), t.to_owned())))
+    doc()?;
+    let files: Map<String, Value> = serde_json::from_str(BUNDLED_FILES)
+        .map_err(|e| error(format!("the embedded schema files are not JSON: {e}")))?;
+    Ok(files
+        .into_iter()
+        .filter_map(|(k, v)| match v {
+            Value::String(t) => Some((k, t)),
+            _ => None,
+        })
         .collect())
 }

@@ -9,6 +9,7 @@
 //! `deprecated` (a mapping) is left alone.
 
 use std::cmp::Ordering;
+use std::fmt::Write;
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
@@ -39,21 +40,18 @@ fn alive(v: &Value, at: &str) -> bool {
     true
 }
 
-fn filter(v: Value, at: &str) -> Value {
+/// Drops, in place, every entry not alive at `at` (maps keep their order).
+fn filter(v: &mut Value, at: &str) {
     match v {
-        Value::Object(m) => Value::Object(
-            m.into_iter()
-                .filter(|(_, x)| alive(x, at))
-                .map(|(k, x)| (k, filter(x, at)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(
-            a.into_iter()
-                .filter(|x| alive(x, at))
-                .map(|x| filter(x, at))
-                .collect(),
-        ),
-        other => other,
+        Value::Object(m) => {
+            m.retain(|_, x| alive(x, at));
+            m.values_mut().for_each(|x| filter(x, at));
+        }
+        Value::Array(a) => {
+            a.retain(|x| alive(x, at));
+            a.iter_mut().for_each(|x| filter(x, at));
+        }
+        _ => {}
     }
 }
 
@@ -68,7 +66,8 @@ pub fn filter_for_version(raw: Value, v: &str, _info: &TreeInfo) -> Result<Value
             format!("`{v}` is not a version"),
         ));
     }
-    let mut out = filter(raw, v);
+    let mut out = raw;
+    filter(&mut out, v);
     if let Value::Object(top) = &mut out {
         top.insert("version".into(), Value::String(v.to_owned()));
         let ents: Option<Vec<String>> = top
@@ -97,16 +96,17 @@ pub(crate) fn strip(mut raw: Value, at: Option<&str>) -> (Value, IndexMap<String
         })
         .unwrap_or_default();
     let mut deps = IndexMap::new();
-    strip_in(&mut raw, "", &at, &mut deps);
+    strip_in(&mut raw, &mut String::new(), &at, &mut deps);
     (raw, deps)
 }
 
-fn strip_in(v: &mut Value, path: &str, at: &str, deps: &mut IndexMap<String, String>) {
+/// `path` is the dotted key of `v`, grown and cut back in place as the walk goes down.
+fn strip_in(v: &mut Value, path: &mut String, at: &str, deps: &mut IndexMap<String, String>) {
     match v {
         Value::Object(m) => {
             if let Some(d) = annotation(m, "deprecated") {
                 if at.is_empty() || compare_versions(d, at) != Ordering::Greater {
-                    deps.insert(path.to_owned(), d.to_owned());
+                    deps.insert(path.clone(), d.to_owned());
                 }
             }
             for k in LIFECYCLE_KEYS {
@@ -115,17 +115,21 @@ fn strip_in(v: &mut Value, path: &str, at: &str, deps: &mut IndexMap<String, Str
                 }
             }
             for (k, x) in m.iter_mut() {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                strip_in(x, &p, at, deps);
+                let len = path.len();
+                if len > 0 {
+                    path.push('.');
+                }
+                path.push_str(k);
+                strip_in(x, path, at, deps);
+                path.truncate(len);
             }
         }
         Value::Array(a) => {
             for (i, x) in a.iter_mut().enumerate() {
-                strip_in(x, &format!("{path}[{i}]"), at, deps);
+                let len = path.len();
+                let _ = write!(path, "[{i}]");
+                strip_in(x, path, at, deps);
+                path.truncate(len);
             }
         }
         _ => {}

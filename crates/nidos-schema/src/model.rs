@@ -192,13 +192,13 @@ pub struct Format {
     /// The ECMAScript pattern as written in the schema (unanchored).
     pub pattern: String,
     /// `^(?:pattern)$`, compiled.
-    pub regex: regress::Regex,
+    pub matcher: nidos_expr::full_match::FullMatcher,
 }
 
 impl Format {
     /// True when the whole of `s` matches the format.
     pub fn is_match(&self, s: &str) -> bool {
-        self.regex.find(s).is_some()
+        self.matcher.matches(s)
     }
 }
 

@@ -326,7 +326,7 @@ pub fn resolve_refs(root: Value) -> Result<Value, SchemaErrors> {
         stack: Vec::new(),
         errors: Vec::new(),
     };
-    let out = r.resolve_value(&root, "");
+    let out = r.resolve_value(&root, &mut String::new());
     if r.errors.is_empty() {
         Ok(out)
     } else {
@@ -352,14 +352,28 @@ fn join(at: &str, k: &str) -> String {
     }
 }
 
+/// Appends `.k` (or `k` at the top) to the dotted key `at`, returning the length to cut
+/// it back to.
+fn push_key(at: &mut String, k: &str) -> usize {
+    let len = at.len();
+    if len > 0 {
+        at.push('.');
+    }
+    at.push_str(k);
+    len
+}
+
 impl<'a> Resolver<'a> {
-    fn resolve_value(&mut self, v: &Value, at: &str) -> Value {
+    /// `at` is the dotted key of `v`: grown and cut back in place as the walk goes down.
+    fn resolve_value(&mut self, v: &Value, at: &mut String) -> Value {
         match v {
             Value::Object(m) if m.contains_key("$ref") => self.resolve_ref_map(m, at),
             Value::Object(m) => {
                 let mut out = Map::with_capacity(m.len());
                 for (k, x) in m {
-                    out.insert(k.clone(), self.resolve_value(x, &join(at, k)));
+                    let len = push_key(at, k);
+                    out.insert(k.clone(), self.resolve_value(x, at));
+                    at.truncate(len);
                 }
                 flatten_any_of(&mut out);
                 Value::Object(out)
@@ -368,14 +382,20 @@ impl<'a> Resolver<'a> {
                 items
                     .iter()
                     .enumerate()
-                    .map(|(i, x)| self.resolve_value(x, &format!("{at}[{i}]")))
+                    .map(|(i, x)| {
+                        let len = at.len();
+                        let _ = std::fmt::Write::write_fmt(at, format_args!("[{i}]"));
+                        let out = self.resolve_value(x, at);
+                        at.truncate(len);
+                        out
+                    })
                     .collect(),
             ),
             other => other.clone(),
         }
     }
 
-    fn resolve_ref_map(&mut self, m: &Map<String, Value>, at: &str) -> Value {
+    fn resolve_ref_map(&mut self, m: &Map<String, Value>, at: &mut String) -> Value {
         let ref_at = join(at, "$ref");
         let refs: Vec<String> = match m.get("$ref") {
             Some(Value::String(s)) => vec![s.clone()],
@@ -438,7 +458,9 @@ impl<'a> Resolver<'a> {
             if v.is_null() {
                 merged.shift_remove(k);
             } else {
-                let rv = self.resolve_value(v, &join(at, k));
+                let len = push_key(at, k);
+                let rv = self.resolve_value(v, at);
+                at.truncate(len);
                 merged.insert(k.clone(), rv);
             }
         }
@@ -535,7 +557,7 @@ impl<'a> Resolver<'a> {
             }
             node = child;
         }
-        Some(self.resolve_value(node, path))
+        Some(self.resolve_value(node, &mut path.to_owned()))
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::PoisonError;
 
 use nidos_dataset::{Dataset, DatasetIssue, FileEntry, OpenOptions};
+use nidos_expr::full_match::FullMatcher;
 use nidos_expr::{Context, Object, Value};
 use nidos_schema::Schema;
 use rayon::prelude::*;
@@ -40,6 +41,10 @@ pub struct Options {
     /// Directories with extra HED schema files (`--hed-schema-dir`), searched before the
     /// bundled ones.
     pub hed_schema_dirs: Vec<std::path::PathBuf>,
+    /// Validate only the files at these dataset-relative paths (`/sub-01/…`); the
+    /// dataset-level checks still run. `None`: every file. For re-checking some issues
+    /// under other rules (see [`crate::pinning`]).
+    pub only_files: Option<std::sync::Arc<HashSet<String>>>,
 }
 
 /// How far a run is: `done` of `total` files (`total` is set once the dataset is
@@ -76,7 +81,7 @@ pub struct Engine<'s> {
     /// when they cannot be read.
     pub(crate) citation: Result<crate::cff::CffRules, String>,
     /// Anchored column-value patterns, compiled once per distinct body.
-    anchored: std::sync::RwLock<HashMap<String, Option<std::sync::Arc<regress::Regex>>>>,
+    anchored: std::sync::RwLock<HashMap<String, Option<std::sync::Arc<FullMatcher>>>>,
     /// The schema's fixes, to mark reported issues `fixable`.
     fixes: crate::FixIndex,
 }
@@ -148,15 +153,13 @@ impl<'s> Engine<'s> {
     }
 
     /// `^(?:body)$` compiled (once per distinct body); `None` when it does not compile.
-    pub(crate) fn anchored(&self, body: &str) -> Option<std::sync::Arc<regress::Regex>> {
+    pub(crate) fn anchored(&self, body: &str) -> Option<std::sync::Arc<FullMatcher>> {
         if let Ok(cache) = self.anchored.read() {
             if let Some(re) = cache.get(body) {
                 return re.clone();
             }
         }
-        let re = regress::Regex::new(&format!("^(?:{body})$"))
-            .ok()
-            .map(std::sync::Arc::new);
+        let re = FullMatcher::new(body).ok().map(std::sync::Arc::new);
         if let Ok(mut cache) = self.anchored.write() {
             cache.insert(body.to_string(), re.clone());
         }
@@ -196,12 +199,19 @@ impl<'s> Engine<'s> {
         let seen = Seen::default();
         let dataset_selectors = DatasetMemo::new(&self.selectors);
         let files = ds.files();
+        let wanted = |f: &FileEntry| {
+            f.validated()
+                && opts
+                    .only_files
+                    .as_ref()
+                    .is_none_or(|only| only.contains(&f.path))
+        };
         let progress = opts.progress.as_deref();
         if let Some(p) = progress {
             use std::sync::atomic::Ordering::Relaxed;
             p.done.store(0, Relaxed);
             p.total
-                .store(files.iter().filter(|f| f.validated()).count(), Relaxed);
+                .store(files.iter().filter(|f| wanted(f)).count(), Relaxed);
         }
         // Every file's issues are collected in its worker's scratch vector and then
         // moved into one shared vector. That vector grows by reallocation, which for a
@@ -221,7 +231,7 @@ impl<'s> Engine<'s> {
                 },
                 |(mut scratch, mut used, mut memo), i| {
                     let f = &files[i];
-                    if f.validated() {
+                    if wanted(f) {
                         memo.reset();
                         let run = PerFile {
                             derivative,

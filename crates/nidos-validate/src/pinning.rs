@@ -4,7 +4,7 @@
 //! the issues that a later pinned version would not raise and says so in their message:
 //! from which version the thing is defined, and what to do about it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use nidos_schema::Schema;
 
@@ -43,7 +43,9 @@ pub struct Declared<'a> {
 
 /// Annotates the issues of `report` that a later version would not raise. `later` lists
 /// the supported versions after the one used, oldest first; `load` gives the rules of
-/// one of them (None: it could not) and `validate` validates the same dataset with them.
+/// one of them (None: it could not) and `validate` validates the same dataset with them;
+/// it is given the locations of the issues in question, and may validate only the files
+/// there (the dataset-level checks must still run).
 /// Returns how many issues were annotated. Nothing is loaded or validated unless some
 /// issue has one of the codes that can depend on the version; then the newest version
 /// is tried first, and the others, oldest first, only while some issue that the newest
@@ -54,7 +56,7 @@ pub fn explain_later_versions(
     declared: &Declared<'_>,
     later: &[&str],
     load: &dyn Fn(&str) -> Option<Schema>,
-    validate: &dyn Fn(&Schema) -> Option<Report>,
+    validate: &dyn Fn(&Schema, &HashSet<String>) -> Option<Report>,
 ) -> usize {
     let candidates: Vec<usize> = report
         .issues
@@ -69,15 +71,19 @@ pub fn explain_later_versions(
     if candidates.is_empty() {
         return 0;
     }
+    let locations: HashSet<String> = candidates
+        .iter()
+        .map(|&n| report.issues[n].location.to_string())
+        .collect();
     let mut loaded: HashMap<&str, Schema> = HashMap::new();
     let Some(newest_schema) = load(newest) else {
         return 0;
     };
-    let Some(at_newest) = validate(&newest_schema) else {
+    let Some(at_newest) = validate(&newest_schema, &locations) else {
         return 0;
     };
     loaded.insert(newest, newest_schema);
-    let still: std::collections::HashSet<_> = at_newest.issues.iter().map(key).collect();
+    let still: HashSet<_> = at_newest.issues.iter().map(key).collect();
     // Issue index → the first version without it.
     let mut since: HashMap<usize, &str> = HashMap::new();
     let mut open: Vec<usize> = candidates
@@ -91,9 +97,11 @@ pub fn explain_later_versions(
         let Some(schema) = load(version) else {
             continue;
         };
-        let Some(r) = validate(&schema) else { continue };
+        let Some(r) = validate(&schema, &locations) else {
+            continue;
+        };
         loaded.insert(version, schema);
-        let present: std::collections::HashSet<_> = r.issues.iter().map(key).collect();
+        let present: HashSet<_> = r.issues.iter().map(key).collect();
         open.retain(|&n| {
             if present.contains(&key(&report.issues[n])) {
                 true

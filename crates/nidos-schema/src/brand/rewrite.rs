@@ -28,9 +28,11 @@ pub(crate) fn translate(raw: &mut Value, from: &Brand, to: &Brand) {
     }
 }
 
-/// The (from, to) token pairs of a translation, longest first.
+/// The (from, to) token pairs of a translation, longest first, and a quick test for
+/// whether a string holds any of them (most of a tree's text holds none).
 struct Tokens {
     pairs: Vec<(String, String)>,
+    any: Option<regex::Regex>,
 }
 
 fn is_word(c: char) -> bool {
@@ -58,7 +60,9 @@ impl Tokens {
         ];
         pairs.retain(|(a, _)| !a.is_empty());
         pairs.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
-        Tokens { pairs }
+        let alternation: Vec<String> = pairs.iter().map(|(a, _)| regex::escape(a)).collect();
+        let any = regex::Regex::new(&alternation.join("|")).ok();
+        Tokens { pairs, any }
     }
 
     fn value(&self, v: &mut Value) {
@@ -87,7 +91,11 @@ impl Tokens {
 
     /// The translated string, or `None` when nothing changes.
     fn string(&self, s: &str) -> Option<String> {
-        if !self.pairs.iter().any(|(a, _)| s.contains(a.as_str())) {
+        let found = match &self.any {
+            Some(re) => re.is_match(s),
+            None => self.pairs.iter().any(|(a, _)| s.contains(a.as_str())),
+        };
+        if !found {
             return None;
         }
         let mut out = String::with_capacity(s.len() + 8);

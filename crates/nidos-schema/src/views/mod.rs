@@ -375,14 +375,14 @@ impl Builder {
                 self.err(ErrorKind::Structure, id, "format without a pattern");
                 continue;
             };
-            match regress::Regex::new(&format!("^(?:{pattern})$")) {
-                Ok(regex) => {
+            match nidos_expr::full_match::FullMatcher::new(&pattern) {
+                Ok(matcher) => {
                     formats.insert(
                         k.clone(),
                         Format {
                             name: k.clone(),
                             pattern,
-                            regex,
+                            matcher,
                         },
                     );
                 }

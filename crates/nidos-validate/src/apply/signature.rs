@@ -8,7 +8,7 @@ use crate::engine::Engine;
 /// A value constraint of one column.
 pub(super) struct Signature {
     /// Anchored pattern the value must match (None: any).
-    regex: Option<std::sync::Arc<regress::Regex>>,
+    regex: Option<std::sync::Arc<nidos_expr::full_match::FullMatcher>>,
     levels: Option<Vec<String>>,
     minimum: Option<f64>,
     maximum: Option<f64>,
@@ -176,7 +176,7 @@ impl Signature {
             return true;
         }
         if let Some(re) = &self.regex {
-            if re.find(value).is_none() {
+            if !re.matches(value) {
                 return false;
             }
         }
