@@ -73,6 +73,9 @@ pub struct Args {
     /// `.json.gz` form `cargo xtask hed-import` writes), searched before the bundled ones.
     #[arg(long = "hed-schema-dir", value_name = "DIR")]
     pub hed_schema_dir: Vec<std::path::PathBuf>,
+    /// Do not check HED annotations, even when dataset_description.json names `HEDVersion`.
+    #[arg(long = "no-hed")]
+    pub no_hed: bool,
     /// Number of worker threads (default: one per CPU).
     #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
@@ -151,6 +154,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         progress: None,
         dataset_types: args.dataset_types.clone(),
         hed_schema_dirs: args.hed_schema_dir.clone(),
+        skip_hed: args.no_hed,
     };
     let engine = Engine::new(&loaded.schema);
     timer.lap("prepare engine");
