@@ -165,6 +165,8 @@ fn bad_description(text: &str) -> bool {
 struct Checker<'a> {
     schema: &'a WikiSchema,
     partner: Option<Arc<HedSchema>>,
+    /// The released schema of the same name and version, if available.
+    released: Option<Arc<HedSchema>>,
     attrs: HashMap<String, AttrDef>,
     issues: Vec<HedIssue>,
 }
@@ -185,10 +187,18 @@ pub fn check_wiki(schema: &WikiSchema, source: &SchemaSource) -> Vec<HedIssue> {
     let mut c = Checker {
         schema,
         partner: None,
+        released: None,
         attrs: HashMap::default(),
         issues: schema.problems.clone(),
     };
     check_header(&mut c, source);
+    if semver(schema.version()).is_some() {
+        let stem = match schema.library() {
+            "" => format!("HED{}", schema.version()),
+            lib => format!("HED_{lib}_{}", schema.version()),
+        };
+        c.released = source.load(&stem).ok();
+    }
     c.attrs = attribute_table(schema);
     let elements = elements(schema);
     check_prose(&mut c);
@@ -663,7 +673,13 @@ fn check_value(
             check_deprecated_from(c, e, value);
             None
         }
-        ValueKind::HedId => check_hed_id(c, value).map(invalid),
+        ValueKind::HedId => check_hed_id(c, value)
+            .or_else(|| {
+                (el.kind == TAG)
+                    .then(|| changed_hed_id(c, e, value))
+                    .flatten()
+            })
+            .map(invalid),
         ValueKind::Library => {
             if c.schema.unmerged() {
                 Some((
@@ -722,6 +738,17 @@ fn check_hed_id(c: &Checker<'_>, value: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// A tag of a released schema keeps its `hedId`: compared with the released file of the same
+/// version, when that file is available with its identifiers.
+fn changed_hed_id(c: &Checker<'_>, e: &Entry, value: &str) -> Option<String> {
+    let released = c.released.as_ref()?;
+    let i = released.lookup(&e.name)?;
+    let id = released.tags[i].hed_id.as_deref()?;
+    (id != value).then(|| {
+        format!("hedId {value} differs from {id}, the tag's identifier in the released schema")
+    })
 }
 
 /// Children of deprecated tags and units of deprecated unit classes must be deprecated too.

@@ -169,6 +169,7 @@ impl WikiSchema {
                     ("unitClass", Some(v)) => tag.uc.push(v.clone()),
                     ("deprecatedFrom", Some(v)) => tag.dep = Some(v.clone()),
                     ("inLibrary", Some(v)) => tag.lib = Some(v.clone()),
+                    ("hedId", Some(v)) => tag.id = Some(v.clone()),
                     (flag, None) if crate::xml::NODE_FLAGS.contains(&flag) => {
                         tag.f.push(flag.to_string())
                     }

@@ -225,6 +225,7 @@ fn add_node(tags: &mut Vec<TagData>, node: &Element, parent: Option<u32>) {
             "unitClass" => tag.uc.extend(values),
             "deprecatedFrom" => tag.dep = values.into_iter().next(),
             "inLibrary" => tag.lib = values.into_iter().next(),
+            "hedId" => tag.id = values.into_iter().next(),
             _ => {}
         }
     }
