@@ -264,11 +264,11 @@ fn is_na(cell: &str) -> bool {
 }
 
 /// Assembles one row's annotation from the sidecar and the `HED` column.
-fn assemble(
+fn assemble<S: AsRef<str>>(
     sidecar: &SidecarHed,
     spliced: &HashSet<String>,
     header: &[String],
-    row: &[String],
+    row: &[S],
     line: usize,
     issues: &mut Vec<RowIssue>,
 ) -> Vec<String> {
@@ -277,7 +277,7 @@ fn assemble(
             .iter()
             .position(|h| h == name)
             .and_then(|i| row.get(i))
-            .map(String::as_str)
+            .map(AsRef::as_ref)
             .filter(|c| !is_na(c))
     };
     // The annotation a column contributes to this row, before splicing.
@@ -335,14 +335,35 @@ fn assemble(
     pieces
 }
 
-/// Checks an events table: each assembled row, then the rows together.
-/// `sidecar_ok` is false when the sidecar already had errors: rows are then not checked again.
+/// Checks an events table given as rows: each assembled row, then the rows together.
 pub fn check_events(
     checker: &Checker<'_>,
     sidecar: &SidecarHed,
     header: &[String],
     rows: &[Vec<String>],
-) -> (Vec<RowIssue>, Vec<String>) {
+) -> Vec<RowIssue> {
+    check_events_by(checker, sidecar, header, rows.len(), &mut |r, c| {
+        rows.get(r).and_then(|row| row.get(c)).map(String::as_str)
+    })
+}
+
+/// What a row's cells give, remembered for rows with the same cells in the HED columns: the
+/// checked pieces, and the issues of the row (their line is replaced for each row).
+struct RowResult {
+    pieces: Vec<Rc<Piece>>,
+    issues: Vec<HedIssue>,
+    failed: bool,
+}
+
+/// Checks an events table of `n_rows` rows whose cell (row, column) is `cell(row, column)`:
+/// each assembled row, then the rows together.
+pub fn check_events_by<'t>(
+    checker: &Checker<'_>,
+    sidecar: &SidecarHed,
+    header: &[String],
+    n_rows: usize,
+    cell: &mut dyn FnMut(usize, usize) -> Option<&'t str>,
+) -> Vec<RowIssue> {
     let mut issues = Vec::new();
     let spliced = sidecar.spliced_columns();
     let onset_col = header.iter().position(|h| h == "onset");
@@ -355,51 +376,108 @@ pub fn check_events(
             ),
         });
     }
-    let mut assembled = Vec::with_capacity(rows.len());
-    let mut events: Vec<Event> = Vec::new();
+    // Only these columns contribute to a row's annotation.
+    let relevant: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| *h == "HED" || sidecar.column(h).is_some())
+        .map(|(i, _)| i)
+        .collect();
+    let mut events: Vec<Event> = Vec::with_capacity(n_rows);
     // Each row is the concatenation of a few pieces (sidecar entries, the HED cell) that
     // repeat row after row: each distinct piece is checked once, then the pieces of a row
-    // are checked together for what only the whole row shows (repeats, unique tags).
+    // are checked together for what only the whole row shows (repeats, unique tags). Rows
+    // whose HED columns hold the same cells give the same result, which is kept too.
     let mut memo: HashMap<String, Rc<Piece>> = HashMap::default();
+    let mut row_memo: HashMap<String, Rc<RowResult>> = HashMap::default();
+    let mut key = String::new();
+    let mut row: Vec<&str> = vec![""; header.len()];
     let mut all_valid = true;
-    for (i, row) in rows.iter().enumerate() {
-        let line = i + 2;
-        let texts = assemble(sidecar, &spliced, header, row, line, &mut issues);
-        let mut pieces = Vec::with_capacity(texts.len());
-        for text in &texts {
-            let piece = match memo.get(text) {
-                Some(p) => p.clone(),
-                None => {
-                    let p = Rc::new(Piece::check(checker, text));
-                    if memo.len() < MEMO_LIMIT {
-                        memo.insert(text.clone(), p.clone());
-                    }
-                    p
+    for r in 0..n_rows {
+        let line = r + 2;
+        key.clear();
+        for &c in &relevant {
+            let v = cell(r, c).unwrap_or_default();
+            // Length-prefixed, so that no cell text can imitate a separator.
+            key.push_str(&v.len().to_string());
+            key.push(':');
+            key.push_str(v);
+        }
+        let result = match row_memo.get(key.as_str()) {
+            Some(found) => found.clone(),
+            None => {
+                for (c, slot) in row.iter_mut().enumerate() {
+                    *slot = if relevant.contains(&c) {
+                        cell(r, c).unwrap_or_default()
+                    } else {
+                        ""
+                    };
                 }
-            };
-            pieces.push(piece);
-        }
-        let mut failed = false;
-        for p in &pieces {
-            failed |= p.failed;
-            issues.extend(p.issues.iter().map(|issue| RowIssue {
-                line: Some(line),
-                issue: issue.clone(),
-            }));
-        }
-        if !failed && pieces.len() > 1 {
-            failed = check_row_whole(&pieces, line, &mut issues);
-        }
-        all_valid &= !failed;
-        let onset = onset_col.and_then(|c| row.get(c)).cloned();
-        events.push((line, onset, pieces));
-        assembled.push(texts.join(", "));
+                let computed = Rc::new(check_row(
+                    checker, sidecar, &spliced, header, &row, &mut memo,
+                ));
+                if row_memo.len() < MEMO_LIMIT {
+                    row_memo.insert(key.clone(), computed.clone());
+                }
+                computed
+            }
+        };
+        issues.extend(result.issues.iter().map(|issue| RowIssue {
+            line: Some(line),
+            issue: issue.clone(),
+        }));
+        all_valid &= !result.failed;
+        let onset = onset_col.and_then(|c| cell(r, c)).map(str::to_string);
+        events.push((line, onset, result.pieces.clone()));
     }
     // Rows are compared with each other only when each is valid on its own.
     if all_valid {
         check_across_rows(&events, &mut issues);
     }
-    (issues, assembled)
+    issues
+}
+
+/// Assembles and checks one row (its issues have no line).
+fn check_row(
+    checker: &Checker<'_>,
+    sidecar: &SidecarHed,
+    spliced: &HashSet<String>,
+    header: &[String],
+    row: &[&str],
+    memo: &mut HashMap<String, Rc<Piece>>,
+) -> RowResult {
+    let mut row_issues = Vec::new();
+    let texts = assemble(sidecar, spliced, header, row, 0, &mut row_issues);
+    let mut pieces = Vec::with_capacity(texts.len());
+    for text in &texts {
+        let piece = match memo.get(text) {
+            Some(p) => p.clone(),
+            None => {
+                let p = Rc::new(Piece::check(checker, text));
+                if memo.len() < MEMO_LIMIT {
+                    memo.insert(text.clone(), p.clone());
+                }
+                p
+            }
+        };
+        pieces.push(piece);
+    }
+    let mut failed = false;
+    for p in &pieces {
+        failed |= p.failed;
+        row_issues.extend(p.issues.iter().map(|issue| RowIssue {
+            line: Some(0),
+            issue: issue.clone(),
+        }));
+    }
+    if !failed && pieces.len() > 1 {
+        failed = check_row_whole(&pieces, 0, &mut row_issues);
+    }
+    RowResult {
+        pieces,
+        issues: row_issues.into_iter().map(|r| r.issue).collect(),
+        failed,
+    }
 }
 
 /// Distinct pieces remembered per table.
