@@ -3,6 +3,7 @@
 //! (repeated expressions in rows sharing an onset, `Onset`/`Offset`/`Inset` consistency).
 
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use foldhash::{HashMap, HashSet};
 use serde_json::Value;
@@ -342,15 +343,20 @@ pub fn check_events(
     header: &[String],
     rows: &[Vec<String>],
 ) -> Vec<RowIssue> {
-    check_events_by(checker, sidecar, header, rows.len(), &mut |r, c| {
-        rows.get(r).and_then(|row| row.get(c)).map(String::as_str)
-    })
+    check_events_by(
+        checker,
+        sidecar,
+        header,
+        rows.len(),
+        &mut |r, c| rows.get(r).and_then(|row| row.get(c)).map(String::as_str),
+        None,
+    )
 }
 
 /// What a row's cells give, remembered for rows with the same cells in the HED columns: the
 /// checked pieces, and the issues of the row (their line is replaced for each row).
 struct RowResult {
-    pieces: Vec<Rc<Piece>>,
+    pieces: Vec<Arc<Piece>>,
     issues: Vec<HedIssue>,
     failed: bool,
 }
@@ -363,6 +369,7 @@ pub fn check_events_by<'t>(
     header: &[String],
     n_rows: usize,
     cell: &mut dyn FnMut(usize, usize) -> Option<&'t str>,
+    shared: Option<&SharedPieces>,
 ) -> Vec<RowIssue> {
     let mut issues = Vec::new();
     let spliced = sidecar.spliced_columns();
@@ -388,7 +395,7 @@ pub fn check_events_by<'t>(
     // repeat row after row: each distinct piece is checked once, then the pieces of a row
     // are checked together for what only the whole row shows (repeats, unique tags). Rows
     // whose HED columns hold the same cells give the same result, which is kept too.
-    let mut memo: HashMap<String, Rc<Piece>> = HashMap::default();
+    let mut memo: HashMap<String, Arc<Piece>> = HashMap::default();
     let mut row_memo: HashMap<String, Rc<RowResult>> = HashMap::default();
     let mut key = String::new();
     let mut row: Vec<&str> = vec![""; header.len()];
@@ -414,7 +421,7 @@ pub fn check_events_by<'t>(
                     };
                 }
                 let computed = Rc::new(check_row(
-                    checker, sidecar, &spliced, header, &row, &mut memo,
+                    checker, sidecar, &spliced, header, &row, &mut memo, shared,
                 ));
                 if row_memo.len() < MEMO_LIMIT {
                     row_memo.insert(key.clone(), computed.clone());
@@ -428,7 +435,7 @@ pub fn check_events_by<'t>(
         }));
         all_valid &= !result.failed;
         let onset = onset_col.and_then(|c| cell(r, c)).map(str::to_string);
-        events.push((line, onset, result.pieces.clone()));
+        events.push((line, onset, result));
     }
     // Rows are compared with each other only when each is valid on its own.
     if all_valid {
@@ -444,7 +451,8 @@ fn check_row(
     spliced: &HashSet<String>,
     header: &[String],
     row: &[&str],
-    memo: &mut HashMap<String, Rc<Piece>>,
+    memo: &mut HashMap<String, Arc<Piece>>,
+    shared: Option<&SharedPieces>,
 ) -> RowResult {
     let mut row_issues = Vec::new();
     let texts = assemble(sidecar, spliced, header, row, 0, &mut row_issues);
@@ -453,7 +461,14 @@ fn check_row(
         let piece = match memo.get(text) {
             Some(p) => p.clone(),
             None => {
-                let p = Rc::new(Piece::check(checker, text));
+                let found = shared.and_then(|sh| sh.get(text));
+                let p = found.unwrap_or_else(|| {
+                    let p = Arc::new(Piece::check(checker, text));
+                    if let Some(sh) = shared {
+                        sh.put(text, &p);
+                    }
+                    p
+                });
                 if memo.len() < MEMO_LIMIT {
                     memo.insert(text.clone(), p.clone());
                 }
@@ -480,11 +495,34 @@ fn check_row(
     }
 }
 
+/// Checked pieces shared by the tables of one dataset (they are checked with the same schemas
+/// and definitions): a table looks here for a piece it has not met yet.
+#[derive(Default)]
+pub struct SharedPieces {
+    map: Mutex<HashMap<String, Arc<Piece>>>,
+}
+
+impl SharedPieces {
+    fn get(&self, text: &str) -> Option<Arc<Piece>> {
+        self.map.lock().ok().and_then(|m| m.get(text).cloned())
+    }
+    fn put(&self, text: &str, piece: &Arc<Piece>) {
+        if let Ok(mut m) = self.map.lock() {
+            if m.len() < SHARED_LIMIT {
+                m.insert(text.to_string(), piece.clone());
+            }
+        }
+    }
+}
+
+/// Distinct pieces remembered per dataset.
+const SHARED_LIMIT: usize = 1 << 16;
+
 /// Distinct pieces remembered per table.
 const MEMO_LIMIT: usize = 1 << 14;
 
 /// A row: its line, its onset cell, its checked pieces.
-type Event = (usize, Option<String>, Vec<Rc<Piece>>);
+type Event = (usize, Option<String>, Rc<RowResult>);
 
 /// One checked piece of a row annotation.
 struct Piece {
@@ -521,7 +559,7 @@ impl Piece {
 }
 
 /// Repeats and unique tags across the pieces of one row; true when something was wrong.
-fn check_row_whole(pieces: &[Rc<Piece>], line: usize, issues: &mut Vec<RowIssue>) -> bool {
+fn check_row_whole(pieces: &[Arc<Piece>], line: usize, issues: &mut Vec<RowIssue>) -> bool {
     let mut keys: HashSet<&str> = HashSet::default();
     let mut uniques: HashSet<usize> = HashSet::default();
     let mut bad = false;
@@ -578,8 +616,9 @@ fn check_across_rows(events: &[Event], issues: &mut Vec<RowIssue>) {
         }
         let mut seen: HashSet<&str> = HashSet::default();
         for &m in members {
-            let (line, _, pieces) = &events[m];
-            let row_keys: HashSet<&str> = pieces
+            let (line, _, row) = &events[m];
+            let row_keys: HashSet<&str> = row
+                .pieces
                 .iter()
                 .flat_map(|p| p.top_keys.iter().map(String::as_str))
                 .collect();
@@ -598,12 +637,12 @@ fn check_across_rows(events: &[Event], issues: &mut Vec<RowIssue>) {
     }
     // Temporal markers at their effective times (onset plus any Delay), in time order.
     let mut markers: Vec<(f64, usize, Special, String)> = Vec::new();
-    for (line, onset, pieces) in events {
+    for (line, onset, row) in events {
         let time = onset
             .as_deref()
             .filter(|o| !is_na(o))
             .and_then(|o| o.trim().parse::<f64>().ok());
-        for n in pieces.iter().flat_map(|p| p.nodes.iter()) {
+        for n in row.pieces.iter().flat_map(|p| p.nodes.iter()) {
             let Node::Group(items, _) = n else {
                 continue;
             };

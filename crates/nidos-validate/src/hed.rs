@@ -14,7 +14,7 @@ use nidos_dataset::{Dataset, FileEntry};
 use nidos_expr::Context;
 use nidos_hed::check::Checker;
 use nidos_hed::defs::Definitions;
-use nidos_hed::events::{check_events_by, SidecarHed, SidecarIssue};
+use nidos_hed::events::{check_events_by, SharedPieces, SidecarHed, SidecarIssue};
 use nidos_hed::{HedIssue, HedSchemas, SchemaSource};
 use rayon::prelude::*;
 
@@ -93,8 +93,13 @@ struct SidecarChecked {
     dup: Vec<HedIssue>,
 }
 
-/// Checked sidecars by their JSON text.
-type SidecarMemo = Mutex<HashMap<String, Arc<SidecarChecked>>>;
+/// What the tables of one dataset share: checked sidecars by their JSON text, checked pieces
+/// of row annotations.
+#[derive(Default)]
+struct SidecarMemo {
+    sidecars: Mutex<HashMap<String, Arc<SidecarChecked>>>,
+    pieces: SharedPieces,
+}
 
 fn sidecar_checked(
     json: &serde_json::Value,
@@ -103,7 +108,7 @@ fn sidecar_checked(
     memo: &SidecarMemo,
 ) -> Arc<SidecarChecked> {
     let key = json.to_string();
-    if let Some(found) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
+    if let Some(found) = memo.sidecars.lock().ok().and_then(|m| m.get(&key).cloned()) {
         return found;
     }
     let mut issues: Vec<SidecarIssue> = Vec::new();
@@ -120,7 +125,7 @@ fn sidecar_checked(
         issues,
         dup,
     });
-    if let Ok(mut m) = memo.lock() {
+    if let Ok(mut m) = memo.sidecars.lock() {
         m.insert(key, checked.clone());
     }
     checked
@@ -178,7 +183,7 @@ fn check_table(
     let columns = &table.columns;
     let row_issues = check_events_by(
         &checker,
-        &sidecar,
+        sidecar,
         header,
         table.kept_rows(),
         &mut |r, c| {
@@ -187,6 +192,7 @@ fn check_table(
                 .and_then(|col| col.get(r))
                 .map(String::as_str)
         },
+        Some(&memo.pieces),
     );
     let mut seen: HashMap<(Option<usize>, &'static str, String), ()> = HashMap::default();
     for ri in row_issues {
