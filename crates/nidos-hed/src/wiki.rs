@@ -448,3 +448,56 @@ fn read_entry(line: &str, line_no: usize, in_tags: bool) -> Result<Entry, HedIss
     }
     Ok(entry)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str =
+        "HED version=\"1.0.0\" library=\"demo\" withStandard=\"8.2.0\" unmerged=\"True\"
+'''Prologue'''
+A small schema.
+!# start schema
+'''Top''' {rooted=Event} [A top tag.]
+* Child
+** # {takesValue, valueClass=numericClass}
+* Other <nowiki>{suggestedTag=Child}</nowiki>
+!# end schema
+'''Unit classes'''
+* demoUnits {defaultUnits=du}
+** du {SIUnit}
+'''Unit modifiers'''
+'''Value classes'''
+'''Schema attributes'''
+'''Properties'''
+'''Epilogue'''
+!# end hed
+";
+
+    #[test]
+    fn reads_sections_tree_and_attributes() {
+        let w = read_wiki(SMALL);
+        assert!(w.problems.is_empty(), "{:?}", w.problems);
+        assert_eq!(w.library(), "demo");
+        assert!(w.unmerged());
+        assert_eq!(w.prologue, "A small schema.");
+        let names: Vec<(&str, usize)> = w.tags.iter().map(|t| (t.name.as_str(), t.depth)).collect();
+        assert_eq!(names, [("Top", 0), ("Child", 1), ("#", 2), ("Other", 1)]);
+        assert_eq!(w.tags[0].description.as_deref(), Some("A top tag."));
+        assert_eq!(w.tags[3].value("suggestedTag"), Some("Child"));
+        let data = w.to_data();
+        let parents: Vec<Option<u32>> = data.tags.iter().map(|t| t.p).collect();
+        assert_eq!(parents, [None, Some(0), Some(1), Some(0)]);
+        assert_eq!(data.tags[2].f, ["takesValue"]);
+        assert_eq!(data.unit_classes[0].default.as_deref(), Some("du"));
+        assert!(data.unit_classes[0].units[0].si);
+    }
+
+    #[test]
+    fn reports_missing_sections_and_bad_header() {
+        let w = read_wiki_lines(&["HED version=1.0.0", "'''Prologue'''", "!# start schema"]);
+        let codes: Vec<&str> = w.problems.iter().map(|p| p.code).collect();
+        assert!(codes.contains(&"SCHEMA_HEADER_INVALID"));
+        assert!(codes.contains(&"SCHEMA_SECTION_MISSING"));
+    }
+}
