@@ -74,6 +74,9 @@ pub struct Args {
     /// `.json.gz` form `cargo xtask hed-import` writes), searched before the bundled ones.
     #[arg(long = "hed-schema-dir", value_name = "DIR")]
     pub hed_schema_dir: Vec<std::path::PathBuf>,
+    /// Do not check HED annotations, even when dataset_description.json names `HEDVersion`.
+    #[arg(long = "no-hed")]
+    pub no_hed: bool,
     /// Number of worker threads (default: one per CPU).
     #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
@@ -153,6 +156,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         dataset_types: args.dataset_types.clone(),
         hed_schema_dirs: args.hed_schema_dir.clone(),
         only_files: None,
+        skip_hed: args.no_hed,
     };
     let engine = Engine::new(&loaded.schema);
     timer.lap("prepare engine");
@@ -367,9 +371,12 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
     newer.sort_by(|a, b| nidos_schema::compare_versions(a, b));
     let later: Vec<&str> = newer.into_iter().map(String::as_str).collect();
     let load = |v: &str| Schema::bundled_for(Some(&brand), Some(v)).ok();
+    // Only the issues of `VERSIONED_CODES` are compared, never HED's: the later versions'
+    // runs leave HED unchecked, and validate only the files those issues are at.
     let validate = |s: &Schema, locations: &HashSet<String>| {
         let quiet = Options {
             progress: None,
+            skip_hed: true,
             only_files: Some(std::sync::Arc::new(locations.clone())),
             ..opts.clone()
         };

@@ -55,6 +55,9 @@ pub struct TagData {
     /// Library a merged node comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lib: Option<String>,
+    /// The node's permanent identifier (`hedId`, `HED_0012001`), when the import kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

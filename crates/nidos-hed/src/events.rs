@@ -3,6 +3,7 @@
 //! (repeated expressions in rows sharing an onset, `Onset`/`Offset`/`Inset` consistency).
 
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use foldhash::{HashMap, HashSet};
 use serde_json::Value;
@@ -264,11 +265,11 @@ fn is_na(cell: &str) -> bool {
 }
 
 /// Assembles one row's annotation from the sidecar and the `HED` column.
-fn assemble(
+fn assemble<S: AsRef<str>>(
     sidecar: &SidecarHed,
     spliced: &HashSet<String>,
     header: &[String],
-    row: &[String],
+    row: &[S],
     line: usize,
     issues: &mut Vec<RowIssue>,
 ) -> Vec<String> {
@@ -277,7 +278,7 @@ fn assemble(
             .iter()
             .position(|h| h == name)
             .and_then(|i| row.get(i))
-            .map(String::as_str)
+            .map(AsRef::as_ref)
             .filter(|c| !is_na(c))
     };
     // The annotation a column contributes to this row, before splicing.
@@ -335,14 +336,41 @@ fn assemble(
     pieces
 }
 
-/// Checks an events table: each assembled row, then the rows together.
-/// `sidecar_ok` is false when the sidecar already had errors: rows are then not checked again.
+/// Checks an events table given as rows: each assembled row, then the rows together.
 pub fn check_events(
     checker: &Checker<'_>,
     sidecar: &SidecarHed,
     header: &[String],
     rows: &[Vec<String>],
-) -> (Vec<RowIssue>, Vec<String>) {
+) -> Vec<RowIssue> {
+    check_events_by(
+        checker,
+        sidecar,
+        header,
+        rows.len(),
+        &mut |r, c| rows.get(r).and_then(|row| row.get(c)).map(String::as_str),
+        None,
+    )
+}
+
+/// What a row's cells give, remembered for rows with the same cells in the HED columns: the
+/// checked pieces, and the issues of the row (their line is replaced for each row).
+struct RowResult {
+    pieces: Vec<Arc<Piece>>,
+    issues: Vec<HedIssue>,
+    failed: bool,
+}
+
+/// Checks an events table of `n_rows` rows whose cell (row, column) is `cell(row, column)`:
+/// each assembled row, then the rows together.
+pub fn check_events_by<'t>(
+    checker: &Checker<'_>,
+    sidecar: &SidecarHed,
+    header: &[String],
+    n_rows: usize,
+    cell: &mut dyn FnMut(usize, usize) -> Option<&'t str>,
+    shared: Option<&SharedPieces>,
+) -> Vec<RowIssue> {
     let mut issues = Vec::new();
     let spliced = sidecar.spliced_columns();
     let onset_col = header.iter().position(|h| h == "onset");
@@ -355,58 +383,146 @@ pub fn check_events(
             ),
         });
     }
-    let mut assembled = Vec::with_capacity(rows.len());
-    let mut events: Vec<Event> = Vec::new();
+    // Only these columns contribute to a row's annotation.
+    let relevant: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| *h == "HED" || sidecar.column(h).is_some())
+        .map(|(i, _)| i)
+        .collect();
+    let mut events: Vec<Event> = Vec::with_capacity(n_rows);
     // Each row is the concatenation of a few pieces (sidecar entries, the HED cell) that
     // repeat row after row: each distinct piece is checked once, then the pieces of a row
-    // are checked together for what only the whole row shows (repeats, unique tags).
-    let mut memo: HashMap<String, Rc<Piece>> = HashMap::default();
+    // are checked together for what only the whole row shows (repeats, unique tags). Rows
+    // whose HED columns hold the same cells give the same result, which is kept too.
+    let mut memo: HashMap<String, Arc<Piece>> = HashMap::default();
+    let mut row_memo: HashMap<String, Rc<RowResult>> = HashMap::default();
+    let mut key = String::new();
+    let mut row: Vec<&str> = vec![""; header.len()];
     let mut all_valid = true;
-    for (i, row) in rows.iter().enumerate() {
-        let line = i + 2;
-        let texts = assemble(sidecar, &spliced, header, row, line, &mut issues);
-        let mut pieces = Vec::with_capacity(texts.len());
-        for text in &texts {
-            let piece = match memo.get(text) {
-                Some(p) => p.clone(),
-                None => {
-                    let p = Rc::new(Piece::check(checker, text));
-                    if memo.len() < MEMO_LIMIT {
-                        memo.insert(text.clone(), p.clone());
-                    }
-                    p
+    for r in 0..n_rows {
+        let line = r + 2;
+        key.clear();
+        for &c in &relevant {
+            let v = cell(r, c).unwrap_or_default();
+            // Length-prefixed, so that no cell text can imitate a separator.
+            key.push_str(&v.len().to_string());
+            key.push(':');
+            key.push_str(v);
+        }
+        let result = match row_memo.get(key.as_str()) {
+            Some(found) => found.clone(),
+            None => {
+                for (c, slot) in row.iter_mut().enumerate() {
+                    *slot = if relevant.contains(&c) {
+                        cell(r, c).unwrap_or_default()
+                    } else {
+                        ""
+                    };
                 }
-            };
-            pieces.push(piece);
-        }
-        let mut failed = false;
-        for p in &pieces {
-            failed |= p.failed;
-            issues.extend(p.issues.iter().map(|issue| RowIssue {
-                line: Some(line),
-                issue: issue.clone(),
-            }));
-        }
-        if !failed && pieces.len() > 1 {
-            failed = check_row_whole(&pieces, line, &mut issues);
-        }
-        all_valid &= !failed;
-        let onset = onset_col.and_then(|c| row.get(c)).cloned();
-        events.push((line, onset, pieces));
-        assembled.push(texts.join(", "));
+                let computed = Rc::new(check_row(
+                    checker, sidecar, &spliced, header, &row, &mut memo, shared,
+                ));
+                if row_memo.len() < MEMO_LIMIT {
+                    row_memo.insert(key.clone(), computed.clone());
+                }
+                computed
+            }
+        };
+        issues.extend(result.issues.iter().map(|issue| RowIssue {
+            line: Some(line),
+            issue: issue.clone(),
+        }));
+        all_valid &= !result.failed;
+        let onset = onset_col.and_then(|c| cell(r, c)).map(str::to_string);
+        events.push((line, onset, result));
     }
     // Rows are compared with each other only when each is valid on its own.
     if all_valid {
         check_across_rows(&events, &mut issues);
     }
-    (issues, assembled)
+    issues
 }
+
+/// Assembles and checks one row (its issues have no line).
+fn check_row(
+    checker: &Checker<'_>,
+    sidecar: &SidecarHed,
+    spliced: &HashSet<String>,
+    header: &[String],
+    row: &[&str],
+    memo: &mut HashMap<String, Arc<Piece>>,
+    shared: Option<&SharedPieces>,
+) -> RowResult {
+    let mut row_issues = Vec::new();
+    let texts = assemble(sidecar, spliced, header, row, 0, &mut row_issues);
+    let mut pieces = Vec::with_capacity(texts.len());
+    for text in &texts {
+        let piece = match memo.get(text) {
+            Some(p) => p.clone(),
+            None => {
+                let found = shared.and_then(|sh| sh.get(text));
+                let p = found.unwrap_or_else(|| {
+                    let p = Arc::new(Piece::check(checker, text));
+                    if let Some(sh) = shared {
+                        sh.put(text, &p);
+                    }
+                    p
+                });
+                if memo.len() < MEMO_LIMIT {
+                    memo.insert(text.clone(), p.clone());
+                }
+                p
+            }
+        };
+        pieces.push(piece);
+    }
+    let mut failed = false;
+    for p in &pieces {
+        failed |= p.failed;
+        row_issues.extend(p.issues.iter().map(|issue| RowIssue {
+            line: Some(0),
+            issue: issue.clone(),
+        }));
+    }
+    if !failed && pieces.len() > 1 {
+        failed = check_row_whole(&pieces, 0, &mut row_issues);
+    }
+    RowResult {
+        pieces,
+        issues: row_issues.into_iter().map(|r| r.issue).collect(),
+        failed,
+    }
+}
+
+/// Checked pieces shared by the tables of one dataset (they are checked with the same schemas
+/// and definitions): a table looks here for a piece it has not met yet.
+#[derive(Default)]
+pub struct SharedPieces {
+    map: Mutex<HashMap<String, Arc<Piece>>>,
+}
+
+impl SharedPieces {
+    fn get(&self, text: &str) -> Option<Arc<Piece>> {
+        self.map.lock().ok().and_then(|m| m.get(text).cloned())
+    }
+    fn put(&self, text: &str, piece: &Arc<Piece>) {
+        if let Ok(mut m) = self.map.lock() {
+            if m.len() < SHARED_LIMIT {
+                m.insert(text.to_string(), piece.clone());
+            }
+        }
+    }
+}
+
+/// Distinct pieces remembered per dataset.
+const SHARED_LIMIT: usize = 1 << 16;
 
 /// Distinct pieces remembered per table.
 const MEMO_LIMIT: usize = 1 << 14;
 
 /// A row: its line, its onset cell, its checked pieces.
-type Event = (usize, Option<String>, Vec<Rc<Piece>>);
+type Event = (usize, Option<String>, Rc<RowResult>);
 
 /// One checked piece of a row annotation.
 struct Piece {
@@ -443,7 +559,7 @@ impl Piece {
 }
 
 /// Repeats and unique tags across the pieces of one row; true when something was wrong.
-fn check_row_whole(pieces: &[Rc<Piece>], line: usize, issues: &mut Vec<RowIssue>) -> bool {
+fn check_row_whole(pieces: &[Arc<Piece>], line: usize, issues: &mut Vec<RowIssue>) -> bool {
     let mut keys: HashSet<&str> = HashSet::default();
     let mut uniques: HashSet<usize> = HashSet::default();
     let mut bad = false;
@@ -500,8 +616,9 @@ fn check_across_rows(events: &[Event], issues: &mut Vec<RowIssue>) {
         }
         let mut seen: HashSet<&str> = HashSet::default();
         for &m in members {
-            let (line, _, pieces) = &events[m];
-            let row_keys: HashSet<&str> = pieces
+            let (line, _, row) = &events[m];
+            let row_keys: HashSet<&str> = row
+                .pieces
                 .iter()
                 .flat_map(|p| p.top_keys.iter().map(String::as_str))
                 .collect();
@@ -520,12 +637,12 @@ fn check_across_rows(events: &[Event], issues: &mut Vec<RowIssue>) {
     }
     // Temporal markers at their effective times (onset plus any Delay), in time order.
     let mut markers: Vec<(f64, usize, Special, String)> = Vec::new();
-    for (line, onset, pieces) in events {
+    for (line, onset, row) in events {
         let time = onset
             .as_deref()
             .filter(|o| !is_na(o))
             .and_then(|o| o.trim().parse::<f64>().ok());
-        for n in pieces.iter().flat_map(|p| p.nodes.iter()) {
+        for n in row.pieces.iter().flat_map(|p| p.nodes.iter()) {
             let Node::Group(items, _) = n else {
                 continue;
             };

@@ -10,10 +10,12 @@ pub mod events;
 pub mod issue;
 pub mod parse;
 pub mod schema;
+pub mod schema_dev;
 pub mod suite;
 pub mod tag;
 pub mod values;
 pub mod versions;
+pub mod wiki;
 pub mod xml;
 
 pub use data::SchemaData;
@@ -21,4 +23,5 @@ pub use issue::HedIssue;
 pub use parse::{parse, Group, HedString, Item, TagToken};
 pub use schema::HedSchema;
 pub use versions::{HedSchemas, SchemaSource};
+pub use wiki::{read_wiki, read_wiki_lines, WikiSchema};
 pub use xml::import_xml;

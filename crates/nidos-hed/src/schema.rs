@@ -27,6 +27,8 @@ pub struct Tag {
     pub value_classes: Vec<String>,
     pub unit_classes: Vec<String>,
     pub deprecated_from: Option<String>,
+    /// The node's `hedId`, when the schema data has it.
+    pub hed_id: Option<String>,
 }
 
 impl Tag {
@@ -111,6 +113,7 @@ impl HedSchema {
                 value_classes: t.vc.clone(),
                 unit_classes: t.uc.clone(),
                 deprecated_from: t.dep.clone(),
+                hed_id: t.id.clone(),
             };
             let key = t.n.to_lowercase();
             if let Some(p) = parent {

@@ -110,7 +110,7 @@ pub fn run_item(
                     item.get("events").unwrap_or(&Value::Null)
                 };
                 let (header, body) = table(rows);
-                let (row_issues, _) = check_events(&checker, &sidecar, &header, &body);
+                let row_issues = check_events(&checker, &sidecar, &header, &body);
                 issues.extend(row_issues.into_iter().map(|i| i.issue));
             }
         }

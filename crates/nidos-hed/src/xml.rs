@@ -6,7 +6,7 @@ use quick_xml::events::Event;
 use crate::data::{SchemaData, TagData, UnitClassData, UnitData, UnitModifierData, ValueClassData};
 
 /// Boolean node attributes the validator uses; other attributes are dropped.
-const NODE_FLAGS: &[&str] = &[
+pub(crate) const NODE_FLAGS: &[&str] = &[
     "requireChild",
     "takesValue",
     "unique",
@@ -225,6 +225,7 @@ fn add_node(tags: &mut Vec<TagData>, node: &Element, parent: Option<u32>) {
             "unitClass" => tag.uc.extend(values),
             "deprecatedFrom" => tag.dep = values.into_iter().next(),
             "inLibrary" => tag.lib = values.into_iter().next(),
+            "hedId" => tag.id = values.into_iter().next(),
             _ => {}
         }
     }

@@ -45,6 +45,8 @@ pub struct Options {
     /// dataset-level checks still run. `None`: every file. For re-checking some issues
     /// under other rules (see [`crate::pinning`]).
     pub only_files: Option<std::sync::Arc<HashSet<String>>>,
+    /// Leave HED annotations unchecked (`--no-hed`).
+    pub skip_hed: bool,
 }
 
 /// How far a run is: `done` of `total` files (`total` is set once the dataset is
@@ -267,8 +269,10 @@ impl<'s> Engine<'s> {
         self.blacklisted_modalities(ds, &opts.blacklist_modalities, &mut issues);
         unsupported_type(&layout, &opts.dataset_types, &mut issues);
         timer.lap("dataset checks");
-        crate::hed::check(ds, &opts.hed_schema_dirs, &mut issues);
-        timer.lap("HED annotations");
+        if !opts.skip_hed {
+            crate::hed::check(ds, &opts.hed_schema_dirs, &mut issues);
+            timer.lap("HED annotations");
+        }
 
         opts.config.apply(&mut issues);
         // The order compares every field, so an unstable sort gives the same result as

@@ -7,13 +7,14 @@
 //! once for the dataset, with an empty location, and nothing else checked.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use foldhash::HashMap;
 use nidos_dataset::{Dataset, FileEntry};
 use nidos_expr::Context;
 use nidos_hed::check::Checker;
 use nidos_hed::defs::Definitions;
-use nidos_hed::events::{check_events, SidecarHed, SidecarIssue};
+use nidos_hed::events::{check_events_by, SharedPieces, SidecarHed, SidecarIssue};
 use nidos_hed::{HedIssue, HedSchemas, SchemaSource};
 use rayon::prelude::*;
 
@@ -50,9 +51,10 @@ pub(crate) fn check(ds: &Dataset, schema_dirs: &[PathBuf], out: &mut Vec<Issue>)
     let files = ds.files();
     let tables: Vec<usize> = (0..files.len()).filter(|&i| is_table(&files[i])).collect();
     let defs = dataset_definitions(ds, &schemas);
+    let memo = SidecarMemo::default();
     let issues: Vec<Issue> = tables
         .par_iter()
-        .flat_map_iter(|&i| check_table(ds, i, &schemas, &defs))
+        .flat_map_iter(|&i| check_table(ds, i, &schemas, &defs, &memo))
         .collect();
     out.extend(issues);
 }
@@ -81,7 +83,61 @@ fn dataset_definitions(ds: &Dataset, schemas: &HedSchemas) -> Definitions {
     defs
 }
 
-fn check_table(ds: &Dataset, idx: usize, schemas: &HedSchemas, defs: &Definitions) -> Vec<Issue> {
+/// What the `HED` entries of one merged sidecar give: the same for every table that inherits
+/// it, so each distinct sidecar is checked once per dataset.
+struct SidecarChecked {
+    sidecar: SidecarHed,
+    /// Shape problems and the checks of its strings.
+    issues: Vec<SidecarIssue>,
+    /// Definitions named twice within the sidecar.
+    dup: Vec<HedIssue>,
+}
+
+/// What the tables of one dataset share: checked sidecars by their JSON text, checked pieces
+/// of row annotations.
+#[derive(Default)]
+struct SidecarMemo {
+    sidecars: Mutex<HashMap<String, Arc<SidecarChecked>>>,
+    pieces: SharedPieces,
+}
+
+fn sidecar_checked(
+    json: &serde_json::Value,
+    schemas: &HedSchemas,
+    defs: &Definitions,
+    memo: &SidecarMemo,
+) -> Arc<SidecarChecked> {
+    let key = json.to_string();
+    if let Some(found) = memo.sidecars.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return found;
+    }
+    let mut issues: Vec<SidecarIssue> = Vec::new();
+    let sidecar = SidecarHed::read(json, &mut issues);
+    let checker = Checker::new(schemas, defs);
+    let mut dup = Vec::new();
+    let mut local = Definitions::default();
+    for (_, s) in sidecar.strings() {
+        local.gather(&checker, s, &mut dup);
+    }
+    issues.extend(sidecar.check(&checker));
+    let checked = Arc::new(SidecarChecked {
+        sidecar,
+        issues,
+        dup,
+    });
+    if let Ok(mut m) = memo.sidecars.lock() {
+        m.insert(key, checked.clone());
+    }
+    checked
+}
+
+fn check_table(
+    ds: &Dataset,
+    idx: usize,
+    schemas: &HedSchemas,
+    defs: &Definitions,
+    memo: &SidecarMemo,
+) -> Vec<Issue> {
     let mut out = Vec::new();
     let ctx = ds.context_at(idx);
     let Some(entry) = ctx.entry() else {
@@ -89,27 +145,21 @@ fn check_table(ds: &Dataset, idx: usize, schemas: &HedSchemas, defs: &Definition
     };
     let location = entry.path.as_str();
     let merge = ctx.sidecar_merge();
-    let mut shape: Vec<SidecarIssue> = Vec::new();
-    let sidecar = SidecarHed::read(&merge.value.to_json(), &mut shape);
     let Some(table) = ctx.table() else {
         return out;
     };
     let header = &table.headers;
-    if sidecar.is_empty() && !header.iter().any(|h| h == "HED") && shape.is_empty() {
+    let checked = sidecar_checked(&merge.value.to_json(), schemas, defs, memo);
+    let sidecar = &checked.sidecar;
+    if sidecar.is_empty() && !header.iter().any(|h| h == "HED") && checked.issues.is_empty() {
         return out;
     }
     let checker = Checker::new(schemas, defs);
-    // Definitions named twice within this file's sidecars.
-    let mut dup = Vec::new();
-    let mut local = Definitions::default();
-    for (_, s) in sidecar.strings() {
-        local.gather(&checker, s, &mut dup);
-    }
-    let mut sidecar_issues = shape;
-    sidecar_issues.extend(sidecar.check(&checker));
+    let sidecar_issues = &checked.issues;
+    let dup = &checked.dup;
     let fallback = merge.files.last().cloned().unwrap_or_default();
     let mut failed = false;
-    for si in &sidecar_issues {
+    for si in sidecar_issues {
         failed |= !si.issue.warning;
         let origin = merge
             .sources
@@ -122,7 +172,7 @@ fn check_table(ds: &Dataset, idx: usize, schemas: &HedSchemas, defs: &Definition
         }
         out.push(to_issue(&si.issue, location, &detail));
     }
-    for d in &dup {
+    for d in dup {
         failed = true;
         out.push(to_issue(d, &fallback, ""));
         out.push(to_issue(d, location, ""));
@@ -130,17 +180,20 @@ fn check_table(ds: &Dataset, idx: usize, schemas: &HedSchemas, defs: &Definition
     if failed {
         return out;
     }
-    let n = table.kept_rows();
-    let rows: Vec<Vec<String>> = (0..n)
-        .map(|r| {
-            table
-                .columns
-                .iter()
-                .map(|c| c.get(r).cloned().unwrap_or_default())
-                .collect()
-        })
-        .collect();
-    let (row_issues, _) = check_events(&checker, &sidecar, header, &rows);
+    let columns = &table.columns;
+    let row_issues = check_events_by(
+        &checker,
+        sidecar,
+        header,
+        table.kept_rows(),
+        &mut |r, c| {
+            columns
+                .get(c)
+                .and_then(|col| col.get(r))
+                .map(String::as_str)
+        },
+        Some(&memo.pieces),
+    );
     let mut seen: HashMap<(Option<usize>, &'static str, String), ()> = HashMap::default();
     for ri in row_issues {
         if seen
