@@ -90,11 +90,22 @@ pub fn open_dataset_file(
 ) -> anyhow::Result<nidos_dataset::OpenedFile> {
     let loaded = crate::schema_arg::load_for_dataset(schema, dir)?;
     loaded.print_warnings("");
+    open_file_with(&loaded.schema, dir, file, ignore_nifti_headers)
+}
+
+/// The context of one dataset file under a schema already loaded (the REPL loads it
+/// once for every `:file`).
+pub fn open_file_with(
+    schema: &nidos_schema::Schema,
+    dir: &Path,
+    file: &str,
+    ignore_nifti_headers: bool,
+) -> anyhow::Result<nidos_dataset::OpenedFile> {
     let opts = nidos_dataset::OpenOptions {
         ignore_nifti_headers,
         ..Default::default()
     };
-    nidos_dataset::open_file_context(dir, file, &loaded.schema, &opts)
+    nidos_dataset::open_file_context(dir, file, schema, &opts)
         .with_context(|| format!("cannot open {file} in {}", dir.display()))
 }
 

@@ -41,7 +41,7 @@ Commands:
   :ctx          print the current context as JSON
   :file PATH    switch to the context of a dataset file
   :quit         leave (also Ctrl-D)
-Tab completes function names, context fields and `name.` members.";
+Tab completes function names, context fields, `name.` members and `:file` paths.";
 
 /// How a file's context is obtained for `:file PATH`. The dataset crate plugs in
 /// here: given the dataset root and a dataset-relative path, return that file's
@@ -135,6 +135,13 @@ impl Session {
     /// names, or the members of the object before a `.`.
     pub fn complete(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
         let before = line.get(..pos).unwrap_or(line);
+        if let Some(arg) = before
+            .strip_prefix(":file")
+            .filter(|rest| rest.starts_with(char::is_whitespace))
+        {
+            let arg = arg.trim_start();
+            return (pos - file_name_part(arg).len(), self.complete_path(arg));
+        }
         let start = before
             .char_indices()
             .rev()
@@ -166,6 +173,43 @@ impl Session {
         out.extend(names.into_iter().filter(|n| n.starts_with(word)));
         (start, out)
     }
+}
+
+impl Session {
+    /// The entries of the dataset directory `partial` points into whose names start
+    /// with its last component (directories with a trailing `/`), sorted; hidden ones
+    /// only when that component starts with a dot.
+    fn complete_path(&self, partial: &str) -> Vec<String> {
+        let Some(root) = &self.dataset else {
+            return Vec::new();
+        };
+        let name = file_name_part(partial);
+        let dir = partial[..partial.len() - name.len()].trim_start_matches('/');
+        if dir.split('/').any(|c| c == "..") {
+            return Vec::new();
+        }
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let n = e.file_name().to_string_lossy().to_string();
+                if !n.starts_with(name) || (n.starts_with('.') && !name.starts_with('.')) {
+                    return None;
+                }
+                let is_dir = e.path().is_dir();
+                Some(if is_dir { format!("{n}/") } else { n })
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// The last path component being typed (after the last `/`).
+fn file_name_part(partial: &str) -> &str {
+    partial.rsplit('/').next().unwrap_or(partial)
 }
 
 fn help_text() -> String {
@@ -257,13 +301,38 @@ impl Hinter for ReplHelper {
 
 impl Highlighter for ReplHelper {}
 
+/// Every line is accepted as typed: an unfinished input continues on the next line
+/// under the continuation prompt ([`Pending`]), which a terminal and a pipe show alike.
 impl Validator for ReplHelper {
-    fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
-        Ok(if needs_more(ctx.input()) {
-            ValidationResult::Incomplete
-        } else {
-            ValidationResult::Valid(None)
-        })
+    fn validate(&self, _ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
+        Ok(ValidationResult::Valid(None))
+    }
+}
+
+const PROMPT: &str = "nidos> ";
+const CONTINUATION_PROMPT: &str = "  ...> ";
+
+/// The lines of an input still open (unbalanced brackets or quotes, see [`needs_more`]).
+#[derive(Default)]
+pub struct Pending {
+    lines: Vec<String>,
+}
+
+impl Pending {
+    /// Whether an unfinished input waits for more lines.
+    pub fn is_open(&self) -> bool {
+        !self.lines.is_empty()
+    }
+
+    /// Adds a line; returns the whole input once it is complete.
+    pub fn push(&mut self, line: &str) -> Option<String> {
+        self.lines.push(line.to_string());
+        let input = self.lines.join("\n");
+        if needs_more(&input) {
+            return None;
+        }
+        self.lines.clear();
+        Some(input)
     }
 }
 
@@ -281,10 +350,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut session = Session::new(ctx);
     if let Some(dir) = &args.dir {
-        let schema = args.schema.clone();
+        // The schema (and what choosing it has to say, such as a brand warning) once
+        // for the session, not at every `:file`.
+        let loaded = crate::schema_arg::load_for_dataset(&args.schema, dir)?;
+        loaded.print_warnings("");
+        let schema = std::rc::Rc::new(loaded.schema);
         let ignore_headers = args.ignore_nifti_headers;
         let loader: FileContextLoader = std::rc::Rc::new(move |dir: &Path, file: &str| {
-            crate::cmd_eval::open_dataset_file(&schema, dir, file, ignore_headers)
+            crate::cmd_eval::open_file_with(&schema, dir, file, ignore_headers)
                 .map(|opened| Box::new(opened) as Box<dyn Context>)
                 .map_err(|e| format!("{e:#}"))
         });
@@ -298,21 +371,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = rl.load_history(h);
     }
     println!("nidos expression REPL — :help for help, :quit to leave");
+    let mut pending = Pending::default();
     loop {
-        match rl.readline("nidos> ") {
+        let prompt = if pending.is_open() {
+            CONTINUATION_PROMPT
+        } else {
+            PROMPT
+        };
+        match rl.readline(prompt) {
             Ok(line) => {
-                if !line.trim().is_empty() {
-                    let _ = rl.add_history_entry(line.as_str());
+                let Some(input) = pending.push(&line) else {
+                    continue;
+                };
+                if !input.trim().is_empty() {
+                    let _ = rl.add_history_entry(input.as_str());
                 }
                 let Some(helper) = rl.helper_mut() else { break };
-                match helper.session.process(&line) {
+                match helper.session.process(&input) {
                     Reply::Output(s) => println!("{s}"),
                     Reply::Error(s) => eprintln!("{s}"),
                     Reply::Nothing => {}
                     Reply::Quit => break,
                 }
             }
-            Err(ReadlineError::Interrupted) => continue,
+            // Ctrl-C drops an unfinished multi-line input.
+            Err(ReadlineError::Interrupted) => {
+                pending = Pending::default();
+                continue;
+            }
             Err(ReadlineError::Eof) => break,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -403,6 +489,44 @@ mod tests {
             s.process("(suffix ==\n  'bold')"),
             Reply::Output("true".into())
         );
+    }
+
+    #[test]
+    fn continuation_collects_lines_until_balanced() {
+        let mut p = Pending::default();
+        assert!(!p.is_open());
+        assert_eq!(p.push("intersects([suffix],"), None);
+        assert!(p.is_open());
+        assert_eq!(
+            p.push("  ['bold'])"),
+            Some("intersects([suffix],\n  ['bold'])".into())
+        );
+        assert!(!p.is_open());
+        assert_eq!(p.push(":help"), Some(":help".into()));
+    }
+
+    #[test]
+    fn file_paths_complete_from_the_dataset() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub-01/anat")).unwrap();
+        std::fs::create_dir_all(dir.path().join("sub-02")).unwrap();
+        std::fs::write(dir.path().join("sub-01/anat/sub-01_T1w.nii.gz"), b"").unwrap();
+        std::fs::write(dir.path().join("sub-01/anat/sub-01_T1w.json"), b"{}").unwrap();
+        std::fs::write(dir.path().join(".hidden"), b"").unwrap();
+        let s = session().with_dataset(dir.path().to_path_buf(), None);
+        let (start, c) = s.complete(":file su", 8);
+        assert_eq!(
+            (start, c),
+            (6, vec!["sub-01/".to_string(), "sub-02/".to_string()])
+        );
+        let line = ":file sub-01/anat/sub-01_T1w.n";
+        let (start, c) = s.complete(line, line.len());
+        assert_eq!(start, ":file sub-01/anat/".len());
+        assert_eq!(c, vec!["sub-01_T1w.nii.gz".to_string()]);
+        let (_, c) = s.complete(":file /sub-01/", 14);
+        assert_eq!(c, vec!["anat/".to_string()]);
+        let (_, c) = s.complete(":file ../", 9);
+        assert!(c.is_empty());
     }
 
     #[test]

@@ -96,6 +96,11 @@ pub struct Args {
     /// Skip the dataset's `sourcedata/` and `derivatives/` while reading it.
     #[arg(long)]
     pub prune: bool,
+    /// Read file names from stdin, one a line (dataset-relative, such as
+    /// `/sub-01/anat/sub-01_T1w.nii.gz`), and apply only the file-name rules: no dataset
+    /// is read (a DATASET given is not used).
+    #[arg(long = "filename-mode", visible_alias = "filenameMode")]
+    pub filename_mode: bool,
     /// Print every location of every issue in the text report.
     #[arg(short, long)]
     pub verbose: bool,
@@ -115,6 +120,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         args.format = Format::Json;
     }
     take_dataset_from_lists(&mut args);
+    if args.filename_mode {
+        return run_filename_mode(args);
+    }
     if args.dataset.as_os_str().is_empty() {
         anyhow::bail!("missing the dataset directory: nidos validate [OPTIONS] DATASET");
     }
@@ -138,14 +146,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     loaded.print_warnings("nidos: ");
     timer.lap("load schema");
     check_modalities(&loaded.schema, &args.blacklist_modalities)?;
-    let config = match &args.config {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("reading config {}", p.display()))?;
-            Config::from_json(&text).with_context(|| format!("config {}", p.display()))?
-        }
-        None => Config::default(),
-    };
+    let config = read_config(&args)?;
     let opts = Options {
         ignore_nifti_headers: args.ignore_nifti_headers,
         max_rows: usize::try_from(args.max_rows).ok(),
@@ -204,16 +205,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     };
     let timer = nidos_validate::Timer::start();
     let failed = report.has_errors() || derivatives.iter().any(|(_, r)| r.has_errors());
-    let color = match (args.color, args.no_color) {
-        (_, true) => false,
-        (true, _) => true,
-        // https://no-color.org: a non-empty NO_COLOR turns the default off.
-        _ => {
-            args.output.is_none()
-                && std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        }
-    };
+    let color = use_color(&args);
     // The report is written as it is produced (no whole-report string or JSON tree).
     let sink: Box<dyn Write> = match &args.output {
         Some(p) => {
@@ -222,8 +214,16 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, sink);
-    let written = write_report(&mut out, &args, &report, &derivatives, &plans, color)
-        .and_then(|()| out.flush());
+    let written = write_report(
+        &mut out,
+        &args,
+        Some(&loaded.schema),
+        &report,
+        &derivatives,
+        &plans,
+        color,
+    )
+    .and_then(|()| out.flush());
     timer.lap("write report");
     // The process exits next: its memory goes back to the system without freeing the
     // report's hundreds of thousands of issues one by one.
@@ -234,6 +234,91 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         return Err(anyhow::Error::new(e).context(format!("writing {}", p.display())));
     }
     Ok(if failed {
+        ExitCode::from(16)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The `--config` file's groups (none without the option).
+fn read_config(args: &Args) -> anyhow::Result<Config> {
+    match &args.config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("reading config {}", p.display()))?;
+            Config::from_json(&text).with_context(|| format!("config {}", p.display()))
+        }
+        None => Ok(Config::default()),
+    }
+}
+
+/// Whether the text report is coloured: `--no-color`, `--color`, else when stdout is a
+/// terminal and (https://no-color.org) NO_COLOR is unset or empty.
+fn use_color(args: &Args) -> bool {
+    match (args.color, args.no_color) {
+        (_, true) => false,
+        (true, _) => true,
+        _ => {
+            args.output.is_none()
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}
+
+/// `--filename-mode`: the names on stdin, judged by the file-name rules alone.
+fn run_filename_mode(mut args: Args) -> anyhow::Result<ExitCode> {
+    use std::io::Read as _;
+    if !args.dataset.as_os_str().is_empty() {
+        eprintln!(
+            "nidos: --filename-mode reads names from stdin; {} is not read",
+            args.dataset.display()
+        );
+    }
+    args.dataset = PathBuf::from(".");
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .context("reading file names from stdin")?;
+    let (names, rejected) = nidos_validate::parse_names(&text);
+    for r in &rejected {
+        eprintln!("nidos: warning: {r:?} is not a path inside a dataset; skipped");
+    }
+    let loaded = schema_arg::load_for_description(&args.schema, None)?;
+    loaded.print_warnings("nidos: ");
+    let config = read_config(&args)?;
+    let opts = Options {
+        ignore_nifti_headers: true,
+        config,
+        ignore_warnings: args.ignore_warnings,
+        ..Options::default()
+    };
+    let engine = Engine::new(&loaded.schema);
+    let ds = nidos_validate::open_names(&names, &loaded.schema)
+        .context("building the dataset of the names")?;
+    let report = engine.validate_names(&ds, &opts);
+    let color = use_color(&args);
+    let sink: Box<dyn Write> = match &args.output {
+        Some(p) => {
+            Box::new(std::fs::File::create(p).with_context(|| format!("writing {}", p.display()))?)
+        }
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut out = std::io::BufWriter::new(sink);
+    let written = write_report(
+        &mut out,
+        &args,
+        Some(&loaded.schema),
+        &report,
+        &[],
+        &[],
+        color,
+    )
+    .and_then(|()| out.flush());
+    if let (Err(e), Some(p)) = (written, &args.output) {
+        return Err(anyhow::Error::new(e).context(format!("writing {}", p.display())));
+    }
+    Ok(if report.has_errors() {
         ExitCode::from(16)
     } else {
         ExitCode::SUCCESS
@@ -306,6 +391,7 @@ impl Drop for ProgressMeter {
 fn write_report(
     out: &mut impl Write,
     args: &Args,
+    schema: Option<&Schema>,
     report: &Report,
     derivatives: &[(String, Report)],
     fixes: &[nidos_fix::Plan],
@@ -333,10 +419,10 @@ fn write_report(
         Format::Text => {
             // The root's issues, each derivative's issues and summary, then the root's
             // summary last, where the eye lands.
-            write_issues(out, report, args.verbose, color)?;
+            write_issues(out, report, schema, args.verbose, color)?;
             for (name, r) in derivatives {
                 write!(out, "\nDerivative dataset derivatives/{name}\n\n")?;
-                write_text(out, r, args.verbose, color)?;
+                write_text(out, r, schema, args.verbose, color)?;
             }
             if !derivatives.is_empty() {
                 write!(out, "\nDataset {}\n\n", args.dataset.display())?;

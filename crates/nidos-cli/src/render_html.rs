@@ -204,6 +204,7 @@ fn summary(page: &mut String, prefix: &str, r: &Report) {
         &s.version_key,
         s.dataset_version.clone().unwrap_or("(not declared)".into()),
     );
+    item("Rules of version", s.standard_version.clone());
     item("Schema version", s.schema_version.clone());
     let _ = writeln!(
         page,

@@ -115,6 +115,7 @@ pub fn sarif(
             "results": results,
             "properties": {
                 "schemaVersion": report.summary.schema_version,
+                "standardVersion": report.summary.standard_version,
                 "datasetType": report.dataset_type,
             },
         }],

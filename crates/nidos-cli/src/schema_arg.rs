@@ -40,9 +40,27 @@ fn load_error(e: nidos_schema::SchemaErrors) -> anyhow::Error {
 /// Loads the schema for validating `dataset`: the brand its description selects, the
 /// version it declares (or `--std-version`), from the bundled rules or `--schema`.
 pub fn load_for_dataset(args: &SchemaArgs, dataset: &Path) -> anyhow::Result<Loaded> {
+    load_with(args, Some(dataset), nidos_schema::read_description(dataset))
+}
+
+/// Loads the schema for a dataset with no directory (`validate --filename-mode`): the
+/// brand and version `description` declares (`None`: the default brand, the newest
+/// version), from the bundled rules or `--schema`.
+pub fn load_for_description(
+    args: &SchemaArgs,
+    description: Option<serde_json::Value>,
+) -> anyhow::Result<Loaded> {
+    load_with(args, None, description)
+}
+
+fn load_with(
+    args: &SchemaArgs,
+    dataset: Option<&Path>,
+    description: Option<serde_json::Value>,
+) -> anyhow::Result<Loaded> {
     let mut warnings = Vec::new();
     let local = match &args.schema {
-        Some(arg) => Some(local_schema(arg, Some(dataset), &mut warnings)?),
+        Some(arg) => Some(local_schema(arg, dataset, &mut warnings)?),
         None => None,
     };
     let source = match &local {
@@ -54,9 +72,10 @@ pub fn load_for_dataset(args: &SchemaArgs, dataset: &Path) -> anyhow::Result<Loa
         Some(path) => nidos_schema::Source::Path(path.clone()),
         None => nidos_schema::Source::Bundled,
     };
-    let chosen = nidos_schema::load_for_dataset(&source, dataset, args.std_version.as_deref())
-        .map_err(load_error)
-        .context("loading the schema")?;
+    let chosen =
+        nidos_schema::load_for_description(&source, description, args.std_version.as_deref())
+            .map_err(load_error)
+            .context("loading the schema")?;
     warnings.extend(chosen.warnings.iter().map(|w| w.to_string()));
     Ok(Loaded {
         schema: chosen.schema,

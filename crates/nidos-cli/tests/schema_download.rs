@@ -110,7 +110,7 @@ fn text(o: &Output) -> String {
 /// The run validated (exit 0 or 16) with the downloaded rules.
 fn assert_validated(o: &Output) {
     assert!(matches!(o.status.code(), Some(0 | 16)), "{}", text(o));
-    assert!(text(o).contains("schema version 1.11.1"), "{}", text(o));
+    assert!(text(o).contains("rules of version 1.11.1"), "{}", text(o));
 }
 
 fn cached(cache: &Path) -> Vec<String> {

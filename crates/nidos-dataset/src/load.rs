@@ -212,6 +212,11 @@ impl Dataset {
             .clone()
     }
 
+    /// The parsed JSON of file `idx` (null when it is not readable JSON; cached).
+    pub fn json_value(&self, idx: usize) -> Value {
+        self.json_at(idx).value.clone()
+    }
+
     /// The bytes of the dataset file at `path` (such as `/CITATION.cff`), at most
     /// [`MAX_JSON_BYTES`] of them.
     pub fn read_file(&self, path: &str) -> std::io::Result<Vec<u8>> {

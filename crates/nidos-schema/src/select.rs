@@ -70,7 +70,16 @@ pub fn load_for_dataset(
     dataset: &Path,
     requested: Option<&str>,
 ) -> Result<ForDataset, SchemaErrors> {
-    let description = read_description(dataset);
+    load_for_description(source, read_description(dataset), requested)
+}
+
+/// Like [`load_for_dataset`], for a dataset description already read (`None`: the
+/// dataset has none, as in file-name mode, where no dataset is on disk).
+pub fn load_for_description(
+    source: &Source,
+    description: Option<Value>,
+    requested: Option<&str>,
+) -> Result<ForDataset, SchemaErrors> {
     let root = match source {
         Source::Bundled => match bundled_override() {
             Some(dir) => dir,

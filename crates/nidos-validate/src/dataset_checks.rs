@@ -86,8 +86,14 @@ impl Engine<'_> {
                 f.path.as_str(),
             ));
         }
-        // Directories the layout does not know (only those holding validated files:
-        // a directory whose whole content is ignored is ignored itself).
+        self.unknown_directories(ds, layout, out);
+        case_collisions(ds.files(), out);
+        self.citation_file(ds, out);
+    }
+
+    /// NOT_INCLUDED for each directory the layout does not know (only those holding
+    /// validated files: a directory whose whole content is ignored is ignored itself).
+    pub(crate) fn unknown_directories(&self, ds: &Dataset, layout: &str, out: &mut Vec<Issue>) {
         let mut live_dirs: FastSet<&str> = FastSet::default();
         for f in ds.files().iter().filter(|f| f.validated()) {
             let mut dir = f.dir().trim_end_matches('/');
@@ -113,8 +119,6 @@ impl Engine<'_> {
                 ));
             }
         }
-        case_collisions(ds.files(), out);
-        self.citation_file(ds, out);
     }
 
     /// CITATION.cff against the Citation File Format (see [`crate::cff`]).
@@ -145,7 +149,7 @@ impl Engine<'_> {
 /// CASE_COLLISION: names that differ only by case within one directory. Files are
 /// ordered by a seeded hash of their directory and lower-cased name, and only files
 /// with equal hashes are compared (no map of every name).
-fn case_collisions(files: &[FileEntry], out: &mut Vec<Issue>) {
+pub(crate) fn case_collisions(files: &[FileEntry], out: &mut Vec<Issue>) {
     use std::hash::{BuildHasher, Hash, Hasher};
     // The lower-cased name's bytes, without a copy for ASCII names.
     fn lower_bytes(name: &str, mut each: impl FnMut(u8)) {

@@ -71,7 +71,7 @@ pub struct Engine<'s> {
     /// Per tabular rule, per column: its schema-given constraint, on first use.
     column_plans: Vec<Vec<std::sync::OnceLock<ColumnPlan>>>,
     /// The file rules by the paths and suffixes they claim.
-    file_rules: filenames::FileRuleIndex,
+    pub(crate) file_rules: filenames::FileRuleIndex,
     /// Every distinct selector of the rules below, numbered.
     selectors: SelectorTable,
     /// Candidate rules by the constants their selectors compare names with.
@@ -298,6 +298,7 @@ impl<'s> Engine<'s> {
         }
         let mut report = Report {
             code_messages: self.code_messages(&issues),
+            field_messages: self.field_messages(&issues),
             issues,
             summary: self.summary(ds),
             dataset_type: layout,
@@ -402,7 +403,7 @@ impl<'s> Engine<'s> {
                 Issue::new("SIDECAR_FIELD_OVERRIDE", Severity::Warning, o.deep.as_str())
                     .sub(o.key.as_str())
                     .message(format!(
-                        "{} overrides the value set in {}",
+                        "Sidecar key defined in {} overrides the value set in {}",
                         o.deep, o.shallow
                     )),
             );

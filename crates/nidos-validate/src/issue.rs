@@ -288,16 +288,34 @@ fn is_empty_list<A: AsRef<[String]>>(a: &A) -> bool {
 
 impl Serialize for Issue {
     fn serialize<Ser: serde::Serializer>(&self, s: Ser) -> Result<Ser::Ok, Ser::Error> {
+        IssueView {
+            issue: self,
+            fallback_message: None,
+        }
+        .serialize(s)
+    }
+}
+
+/// An issue as the report writes it, with a message for when it has none of its own
+/// (the field description of a missing key, shared by all such issues).
+pub struct IssueView<'a> {
+    pub issue: &'a Issue,
+    pub fallback_message: Option<&'a str>,
+}
+
+impl Serialize for IssueView<'_> {
+    fn serialize<Ser: serde::Serializer>(&self, s: Ser) -> Result<Ser::Ok, Ser::Error> {
+        let issue = self.issue;
         IssueRepr {
-            code: &self.code,
-            sub_code: &self.sub_code,
-            severity: self.severity,
-            location: &self.location,
-            issue_message: self.issue_message(),
-            rule: self.rule.as_ref(),
-            line: self.line_number(),
-            affects: self.affects(),
-            fixable: self.fixable,
+            code: &issue.code,
+            sub_code: &issue.sub_code,
+            severity: issue.severity,
+            location: &issue.location,
+            issue_message: issue.issue_message().or(self.fallback_message),
+            rule: issue.rule.as_ref(),
+            line: issue.line_number(),
+            affects: issue.affects(),
+            fixable: issue.fixable,
         }
         .serialize(s)
     }

@@ -14,6 +14,7 @@ pub mod config;
 mod dataset_checks;
 mod engine;
 pub mod explain;
+mod filename_mode;
 mod filenames;
 pub mod fixable;
 mod hed;
@@ -28,6 +29,7 @@ mod timer;
 
 pub use config::Config;
 pub use engine::{Engine, Options, Progress};
+pub use filename_mode::{open_names, parse_names};
 pub use fixable::FixIndex;
 pub use issue::{Issue, Severity, Sym};
 pub use report::{Report, ReportJson, Summary};

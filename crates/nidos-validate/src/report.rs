@@ -4,22 +4,39 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::issue::{Issue, Severity};
+use crate::issue::{Issue, IssueView, Severity};
 
-/// Counts and lists describing the dataset, printed under the issues.
+/// Counts and lists describing the dataset, printed under the issues. The JSON names
+/// are the reference validator's; `standardVersion`, `datasetVersion` and `versionKey`
+/// are nidos's own.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
-    pub subjects: Vec<String>,
     pub sessions: Vec<String>,
+    pub subjects: Vec<String>,
+    /// `participantId`, `age`, `sex`, `group` of each row of `participants.tsv` (the
+    /// columns it has).
+    pub subject_metadata: Vec<serde_json::Map<String, Json>>,
+    /// The `TaskName` values of the dataset's JSON files.
     pub tasks: Vec<String>,
+    /// Modalities of the data files, most files first, spelled as the reference spells
+    /// them (`MRI`, `EEG`, `iEEG`…).
     pub modalities: Vec<String>,
-    pub data_types: Vec<String>,
+    /// `MRI_Structural`, `MRI_Functional`, `PET_Static`…, most files first.
+    pub secondary_modalities: Vec<String>,
     pub total_files: usize,
     /// Bytes, summed over validated files.
     pub size: u64,
-    /// The standard version whose rules were applied.
+    /// The dataset is a derivative dataset.
+    pub data_processed: bool,
+    /// Always an empty object (the reference's field, which it never fills).
+    pub pet: serde_json::Map<String, Json>,
+    pub data_types: Vec<String>,
+    /// The rule set's own version (the schema's `schema_version`; its standard version
+    /// when it has none).
     pub schema_version: String,
+    /// The standard version whose rules were applied.
+    pub standard_version: String,
     /// The version the dataset declares, if any.
     pub dataset_version: Option<String>,
     /// The version key of the brand (`StdVersion`/`BIDSVersion`).
@@ -39,6 +56,28 @@ pub struct Report {
     pub dataset_type: String,
     /// Warnings left out of the report (`--ignore-warnings`).
     pub hidden_warnings: usize,
+    /// The `issueMessage` of issues that have none of their own, by (code, subCode):
+    /// `Field description: …` for a missing key, as the reference words it.
+    pub field_messages: IndexMap<(String, String), String>,
+}
+
+impl Report {
+    /// The message the report gives `issue` when it has none of its own.
+    pub fn fallback_message(&self, issue: &Issue) -> Option<&str> {
+        fallback(&self.field_messages, issue)
+    }
+}
+
+fn fallback<'m>(
+    messages: &'m IndexMap<(String, String), String>,
+    issue: &Issue,
+) -> Option<&'m str> {
+    if messages.is_empty() || issue.issue_message().is_some() {
+        return None;
+    }
+    messages
+        .get(&(issue.code.to_string(), issue.sub_code.to_string()))
+        .map(String::as_str)
 }
 
 impl Report {
@@ -76,6 +115,7 @@ impl Report {
             issues: IssuesJson {
                 issues: &self.issues,
                 code_messages: &self.code_messages,
+                field_messages: &self.field_messages,
             },
             summary: &self.summary,
             derivatives_summary: IndexMap::new(),
@@ -109,13 +149,18 @@ impl<'a> ReportJson<'a> {
         use rayon::prelude::*;
         const CHUNK: usize = 4096;
         const WINDOW: usize = 8 * CHUNK;
+        let messages = self.issues.field_messages;
         let render = |chunk: &[Issue]| -> serde_json::Result<Vec<u8>> {
             let mut buf = Vec::with_capacity(chunk.len() * 192);
             for (i, issue) in chunk.iter().enumerate() {
                 if i > 0 {
                     buf.push(b',');
                 }
-                serde_json::to_writer(&mut buf, issue)?;
+                let view = IssueView {
+                    issue,
+                    fallback_message: fallback(messages, issue),
+                };
+                serde_json::to_writer(&mut buf, &view)?;
             }
             Ok(buf)
         };
@@ -150,11 +195,40 @@ impl<'a> ReportJson<'a> {
     }
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct IssuesJson<'a> {
     issues: &'a [Issue],
     code_messages: &'a IndexMap<String, String>,
+    field_messages: &'a IndexMap<(String, String), String>,
+}
+
+impl Serialize for IssuesJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("IssuesJson", 2)?;
+        st.serialize_field(
+            "issues",
+            &IssueList {
+                issues: self.issues,
+                messages: self.field_messages,
+            },
+        )?;
+        st.serialize_field("codeMessages", self.code_messages)?;
+        st.end()
+    }
+}
+
+struct IssueList<'a> {
+    issues: &'a [Issue],
+    messages: &'a IndexMap<(String, String), String>,
+}
+
+impl Serialize for IssueList<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.issues.iter().map(|issue| IssueView {
+            issue,
+            fallback_message: fallback(self.messages, issue),
+        }))
+    }
 }
 
 #[cfg(test)]
@@ -191,6 +265,12 @@ mod tests {
             },
             dataset_type: "raw".into(),
             hidden_warnings: 0,
+            field_messages: [(
+                ("SIDECAR_KEY_RECOMMENDED".to_string(), tag.to_string()),
+                "Field description: a \"tag\"\n".to_string(),
+            )]
+            .into_iter()
+            .collect(),
         }
     }
 

@@ -43,15 +43,62 @@ impl Engine<'_> {
             .collect()
     }
 
+    /// `Field description: …` for each (code, key) of a missing key among `issues`:
+    /// the issue texts the reference gives them, held once per pair.
+    pub(crate) fn field_messages(&self, issues: &[Issue]) -> IndexMap<(String, String), String> {
+        let mut missing_codes: BTreeSet<&str> = [
+            "JSON_KEY_RECOMMENDED",
+            "JSON_KEY_REQUIRED",
+            "SIDECAR_KEY_RECOMMENDED",
+            "SIDECAR_KEY_REQUIRED",
+        ]
+        .into_iter()
+        .collect();
+        let fields = self
+            .schema
+            .sidecar_rules
+            .iter()
+            .chain(&self.schema.json_rules);
+        for spec in fields.flat_map(|r| r.fields.values().filter_map(|f| f.issue.as_ref())) {
+            missing_codes.insert(spec.code.as_str());
+        }
+        let mut out = IndexMap::new();
+        for i in issues {
+            if i.rule.is_none()
+                || i.sub_code.is_empty()
+                || i.issue_message().is_some()
+                || !missing_codes.contains(i.code.as_str())
+            {
+                continue;
+            }
+            let key = (i.code.to_string(), i.sub_code.to_string());
+            if out.contains_key(&key) {
+                continue;
+            }
+            if let Some(d) = self
+                .schema
+                .metadata_def(i.sub_code.as_str())
+                .and_then(|d| d.description())
+            {
+                out.insert(key, format!("Field description: {d}"));
+            }
+        }
+        out
+    }
+
     pub(crate) fn summary(&self, ds: &Dataset) -> Summary {
         let mut subjects = BTreeSet::new();
         let mut sessions = BTreeSet::new();
         let mut tasks = BTreeSet::new();
         let mut datatypes = BTreeSet::new();
-        let mut modalities = BTreeSet::new();
+        let mut modalities = Counts::new(&PRIMARY_ORDER);
+        let mut secondary = Counts::new(&SECONDARY_ORDER);
         let mut total = 0;
         let mut size = 0;
-        for f in ds.files().iter().filter(|f| f.validated()) {
+        for (idx, f) in ds.files().iter().enumerate() {
+            if !f.validated() {
+                continue;
+            }
             total += 1;
             size += f.size;
             if let Some(s) = f.name.get("sub") {
@@ -60,33 +107,264 @@ impl Engine<'_> {
             if let Some(s) = f.name.get("ses") {
                 sessions.insert(s.to_string());
             }
-            if let Some(s) = f.name.get("task") {
-                tasks.insert(s.to_string());
+            if f.name.extension == ".json" && f.readable() {
+                if let Some(task) = ds.json_value(idx).get("TaskName").as_str() {
+                    tasks.insert(task.to_string());
+                }
             }
             if let Some(dt) = &f.datatype {
                 datatypes.insert(dt.clone());
-                for (modality, dts) in &self.schema.modalities {
-                    if dts.iter().any(|d| d == dt) {
-                        modalities.insert(modality.clone());
-                    }
+                if let Some((modality, _)) = self
+                    .schema
+                    .modalities
+                    .iter()
+                    .find(|(_, dts)| dts.iter().any(|d| d == dt))
+                {
+                    modalities.add(modality);
+                }
+                if let Some(name) = secondary_modality(dt, f.name.get("rec")) {
+                    secondary.add(name);
                 }
             }
+        }
+        // As the reference counts them: each opaque folder at the root (`stimuli/`…,
+        // not `sourcedata/`, `code/` or `derivatives/`, which it never walks) is one
+        // file, the size of its content, when it holds any bytes.
+        let mut opaque: std::collections::BTreeMap<&str, u64> = Default::default();
+        for f in ds.files().iter().filter(|f| f.opaque && !f.ignored) {
+            let top = f
+                .path
+                .trim_start_matches('/')
+                .split('/')
+                .next()
+                .unwrap_or("");
+            if !matches!(top, "" | "sourcedata" | "code" | "derivatives") {
+                *opaque.entry(top).or_default() += f.size;
+            }
+        }
+        for bytes in opaque.into_values().filter(|b| *b > 0) {
+            total += 1;
+            size += bytes;
         }
         let description = ds.dataset_value().get("dataset_description");
         Summary {
             subjects: subjects.into_iter().collect(),
             sessions: sessions.into_iter().collect(),
+            subject_metadata: subject_metadata(ds),
             tasks: tasks.into_iter().collect(),
-            modalities: modalities.into_iter().collect(),
+            modalities: modalities
+                .ranked()
+                .into_iter()
+                .map(|m| pretty_modality(&m))
+                .collect(),
+            secondary_modalities: secondary.ranked(),
             data_types: datatypes.into_iter().collect(),
             total_files: total,
             size,
-            schema_version: self.schema.version.clone(),
+            data_processed: ds.dataset_type() == "derivative",
+            pet: serde_json::Map::new(),
+            schema_version: self
+                .schema
+                .schema_version
+                .clone()
+                .unwrap_or_else(|| self.schema.version.clone()),
+            standard_version: self.schema.version.clone(),
             dataset_version: description
                 .get(&self.schema.brand.version_key)
                 .as_str()
                 .map(str::to_string),
             version_key: self.schema.brand.version_key.clone(),
+        }
+    }
+}
+
+/// The order the reference lists modalities of equal counts in.
+const PRIMARY_ORDER: [&str; 6] = ["mri", "pet", "meg", "eeg", "ieeg", "microscopy"];
+const SECONDARY_ORDER: [&str; 8] = [
+    "MRI_Diffusion",
+    "MRI_Structural",
+    "MRI_Functional",
+    "MRI_Perfusion",
+    "PET_Static",
+    "PET_Dynamic",
+    "iEEG_ECoG",
+    "iEEG_SEEG",
+];
+
+/// Counts by name: the names listed first (the reference's table, in its order), then
+/// the others in first-seen order.
+struct Counts {
+    counts: Vec<(String, usize)>,
+    listed: usize,
+}
+
+impl Counts {
+    fn new(order: &[&str]) -> Counts {
+        Counts {
+            counts: order.iter().map(|n| (n.to_string(), 0)).collect(),
+            listed: order.len(),
+        }
+    }
+
+    fn add(&mut self, name: &str) {
+        match self.counts.iter_mut().find(|(n, _)| n == name) {
+            Some((_, c)) => *c += 1,
+            None => self.counts.push((name.to_string(), 1)),
+        }
+    }
+
+    /// The names counted, most first, in the order the reference gives them: it sorts
+    /// with JavaScript's sort, `mri` first among equal counts, and a name missing from
+    /// its table has a count of `NaN` there (neither before nor after any other), so
+    /// the same sort, step for step, gives the same order.
+    fn ranked(self) -> Vec<String> {
+        let listed = self.listed;
+        let mut entries: Vec<(String, Option<usize>)> = self
+            .counts
+            .into_iter()
+            .enumerate()
+            .filter(|(i, (_, c))| *i >= listed || *c > 0)
+            .map(|(i, (n, c))| (n, (i < listed).then_some(c)))
+            .collect();
+        nidos_expr::jssort::sort_by(&mut entries, |a, b| match (a.1, b.1) {
+            (Some(x), Some(y)) if x == y => {
+                if b.0 == "mri" {
+                    -1.0
+                } else {
+                    0.0
+                }
+            }
+            (Some(x), Some(y)) => y as f64 - x as f64,
+            _ => f64::NAN,
+        });
+        entries.into_iter().map(|(n, _)| n).collect()
+    }
+}
+
+/// The reference's spelling of a modality.
+fn pretty_modality(m: &str) -> String {
+    match m {
+        "mri" => "MRI",
+        "pet" => "PET",
+        "meg" => "MEG",
+        "eeg" => "EEG",
+        "ieeg" => "iEEG",
+        "micro" => "Microscopy",
+        other => other,
+    }
+    .to_string()
+}
+
+/// The secondary modality a file of `datatype` (and `rec` entity) counts for.
+fn secondary_modality(datatype: &str, rec: Option<&str>) -> Option<&'static str> {
+    match (datatype, rec) {
+        ("dwi", _) => Some("MRI_Diffusion"),
+        ("anat", _) => Some("MRI_Structural"),
+        ("func", _) => Some("MRI_Functional"),
+        ("perf", _) => Some("MRI_Perfusion"),
+        ("pet", Some("acstat" | "nacstat")) => Some("PET_Static"),
+        ("pet", Some("acdyn" | "nacdyn")) => Some("PET_Dynamic"),
+        _ => None,
+    }
+}
+
+/// `participantId` (without `sub-`), `age` (a number, `89+`, or null), `sex` and
+/// `group` of each row of `/participants.tsv`, the columns it has; none without a
+/// `participant_id` column.
+fn subject_metadata(ds: &Dataset) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    let Some(file) = ds.find("/participants.tsv").filter(|f| f.readable()) else {
+        return Vec::new();
+    };
+    let Ok(bytes) = ds.read_file(&file.path) else {
+        return Vec::new();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    // Read as text, as the reference reads it: a byte-order mark is not content.
+    let mut rows = text
+        .trim_start_matches('\u{feff}')
+        .split('\n')
+        .map(|r| r.strip_suffix('\r').unwrap_or(r))
+        .filter(|r| !r.is_empty());
+    let Some(header) = rows.next() else {
+        return Vec::new();
+    };
+    let header: Vec<&str> = header.split('\t').collect();
+    let keys: Vec<(&str, usize)> = [
+        ("participantId", "participant_id"),
+        ("age", "age"),
+        ("sex", "sex"),
+        ("group", "group"),
+    ]
+    .into_iter()
+    .filter_map(|(key, column)| header.iter().position(|h| *h == column).map(|i| (key, i)))
+    .collect();
+    if !keys.iter().any(|(k, _)| *k == "participantId") {
+        return Vec::new();
+    }
+    rows.map(|row| {
+        let cells: Vec<&str> = row.split('\t').collect();
+        keys.iter()
+            .filter_map(|&(key, i)| {
+                let cell = cells.get(i)?;
+                let value = match key {
+                    "participantId" => {
+                        serde_json::Value::from(cell.strip_prefix("sub-").unwrap_or(cell))
+                    }
+                    "age" if *cell == "89+" => serde_json::Value::from("89+"),
+                    "age" => leading_number(cell),
+                    _ => serde_json::Value::from(*cell),
+                };
+                Some((key.to_string(), value))
+            })
+            .collect()
+    })
+    .collect()
+}
+
+/// The number a cell starts with (`"25 years"` is 25), as an integer when whole; null
+/// when it starts with none.
+fn leading_number(cell: &str) -> serde_json::Value {
+    let t = cell.trim_start();
+    let n = (1..=t.len())
+        .rev()
+        .filter(|&i| t.is_char_boundary(i))
+        .find_map(|i| t[..i].parse::<f64>().ok().filter(|v| v.is_finite()));
+    match n {
+        Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => serde_json::Value::from(v as i64),
+        Some(v) => serde_json::Value::from(v),
+        None => serde_json::Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_as_the_reference_reads_them() {
+        assert_eq!(leading_number("25"), serde_json::json!(25));
+        assert_eq!(leading_number("25.5 years"), serde_json::json!(25.5));
+        assert_eq!(leading_number("n/a"), serde_json::Value::Null);
+        assert_eq!(leading_number("inf"), serde_json::Value::Null);
+    }
+
+    /// Orders the reference gives (its sort run on the same counts in its engine).
+    #[test]
+    fn modalities_rank_as_the_reference_ranks_them() {
+        for (seen, want) in [
+            (
+                &["eeg", "eeg", "mri", "nirs", "mri", "meg"][..],
+                &["eeg", "mri", "meg", "nirs"][..],
+            ),
+            (&["motion", "motion", "motion", "eeg"], &["eeg", "motion"]),
+            (&["mrs", "mrs", "mri"], &["mri", "mrs"]),
+            (&["mri", "pet", "pet"], &["pet", "mri"]),
+        ] {
+            let mut c = Counts::new(&PRIMARY_ORDER);
+            for m in seen {
+                c.add(m);
+            }
+            assert_eq!(c.ranked(), want, "{seen:?}");
         }
     }
 }

@@ -99,6 +99,31 @@ pub(super) fn collapse(format: &str) -> &str {
     }
 }
 
+/// Why a sidecar definition does not refine the schema's (the TSV_COLUMN_TYPE_REDEFINED
+/// issue message): its format, else its unit, levels or bounds.
+pub(super) fn redefinition_message(schema: &RawSignature, side: &RawSignature) -> String {
+    let side_format = side.formats.first().map(String::as_str).unwrap_or("string");
+    if !schema
+        .formats
+        .iter()
+        .any(|f| collapse(f) == collapse(side_format))
+    {
+        return format!(
+            "Format \"{side_format}\" must be {}",
+            schema.formats.join(" or ")
+        );
+    }
+    if let (Some(unit), Some(side_unit)) = (&schema.unit, &side.unit) {
+        if unit != side_unit {
+            return format!("Unit \"{side_unit}\" must be {unit}");
+        }
+    }
+    if let Some(levels) = &schema.levels {
+        return format!("Levels must be among {}", levels.join(", "));
+    }
+    "Bounds must lie within the standard's".to_string()
+}
+
 /// Refines the schema's signature with a sidecar definition; `Err` when the sidecar
 /// contradicts the schema (TSV_COLUMN_TYPE_REDEFINED): the schema's own signature comes
 /// back so the values are still checked against it.

@@ -98,11 +98,14 @@ pub(crate) fn apply_tabular(
             match refine(plan.raw.clone(), side) {
                 Ok(r) => r,
                 Err(base) => {
+                    let side = RawSignature::from_column_definition(&side_def);
+                    let message = redefinition_message(&base, &side);
                     let origin = (facts.sidecar_origin)(name).unwrap_or(facts.path);
                     out.push(
                         Issue::new("TSV_COLUMN_TYPE_REDEFINED", Severity::Warning, origin)
                             .sub(*name)
-                            .rule(&rule.id),
+                            .rule(&rule.id)
+                            .message(message),
                     );
                     base
                 }

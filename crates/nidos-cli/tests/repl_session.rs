@@ -1,0 +1,143 @@
+//! `nidos repl` driven through stdin, as a scripted session: the schema's warnings
+//! are printed once however many `:file` commands follow, and an input with open
+//! brackets continues under the continuation prompt.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_nidos");
+
+fn repl(dir: &std::path::Path, script: &str) -> (String, String) {
+    let mut child = Command::new(BIN)
+        .arg("repl")
+        .arg(dir)
+        .env("HOME", dir.join("home"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nidos runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(script.as_bytes())
+        .expect("script written");
+    let out = child.wait_with_output().expect("nidos finishes");
+    assert!(out.status.success(), "{out:?}");
+    (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+fn dataset() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    // A version the rules do not cover: choosing the schema warns.
+    std::fs::write(
+        root.join("dataset_description.json"),
+        r#"{"Name": "repl", "BIDSVersion": "1.2.0"}"#,
+    )
+    .expect("description");
+    std::fs::create_dir_all(root.join("sub-01/anat")).expect("dirs");
+    std::fs::create_dir_all(root.join("home")).expect("home");
+    std::fs::write(root.join("sub-01/anat/sub-01_T1w.nii.gz"), b"x").expect("file");
+    std::fs::write(
+        root.join("sub-01/anat/sub-01_T1w.json"),
+        r#"{"EchoTime": 0.03}"#,
+    )
+    .expect("sidecar");
+    dir
+}
+
+#[test]
+fn the_schema_warning_is_printed_once() {
+    let ds = dataset();
+    let (stdout, stderr) = repl(
+        ds.path(),
+        ":file sub-01/anat/sub-01_T1w.nii.gz\nsuffix\n:file sub-01/anat/sub-01_T1w.json\nextension\n:file sub-01/anat/sub-01_T1w.nii.gz\n:quit\n",
+    );
+    let warnings = stderr.matches("warning").count();
+    assert_eq!(warnings, 1, "stderr: {stderr}");
+    assert!(stdout.contains("\"T1w\""), "{stdout}");
+    assert!(stdout.contains("\".json\""), "{stdout}");
+}
+
+#[test]
+fn open_brackets_continue_on_the_next_line() {
+    let ds = dataset();
+    let (stdout, stderr) = repl(
+        ds.path(),
+        ":file sub-01/anat/sub-01_T1w.nii.gz\nintersects([suffix,\n  'bold'],\n ['T1w'])\n'a(' + \"b\"\n:quit\n",
+    );
+    assert!(stdout.contains("[\"T1w\"]"), "{stdout}\n{stderr}");
+    assert!(stdout.contains("\"a(b\""), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+}
+
+/// In a terminal (tmux): the continuation prompt, and Tab completing a `:file` path.
+#[test]
+fn terminal_session_shows_continuation_prompt_and_completes_paths() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("skip: tmux is not installed");
+        return;
+    }
+    let ds = dataset();
+    let socket = format!("nidos-test-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&socket)
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    };
+    let command = format!(
+        "env HOME={} NO_COLOR=1 {BIN} repl {}",
+        ds.path().join("home").display(),
+        ds.path().display()
+    );
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "150",
+        "-y",
+        "40",
+        &command,
+    ]);
+    assert!(started.status.success(), "{started:?}");
+    let screen =
+        || String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "t"]).stdout).to_string();
+    let wait_for = |what: &str| -> String {
+        let mut last = String::new();
+        for _ in 0..100 {
+            last = screen();
+            if last.contains(what) {
+                return last;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = tmux(&["kill-server"]);
+        panic!("{what:?} never appeared on the screen:\n{last}");
+    };
+    wait_for("nidos>");
+    tmux(&["send-keys", "-t", "t", ":file sub-0", "Tab"]);
+    wait_for(":file sub-01/");
+    tmux(&["send-keys", "-t", "t", "an", "Tab"]);
+    wait_for(":file sub-01/anat/");
+    tmux(&["send-keys", "-t", "t", "sub-01_T1w.n", "Tab"]);
+    wait_for(":file sub-01/anat/sub-01_T1w.nii.gz");
+    tmux(&["send-keys", "-t", "t", "Enter"]);
+    wait_for("context: sub-01/anat/sub-01_T1w.nii.gz");
+    tmux(&["send-keys", "-t", "t", "[suffix,", "Enter"]);
+    wait_for("  ...>");
+    tmux(&["send-keys", "-t", "t", "'x']", "Enter"]);
+    wait_for("[\"T1w\",\"x\"]");
+    tmux(&["send-keys", "-t", "t", ":quit", "Enter"]);
+    let _ = tmux(&["kill-server"]);
+}
