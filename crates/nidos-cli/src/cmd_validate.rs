@@ -156,7 +156,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         progress: None,
         dataset_types: args.dataset_types.clone(),
         hed_schema_dirs: args.hed_schema_dir.clone(),
-        only_files: None,
+        only_under: None,
         skip_hed: args.no_hed,
     };
     let engine = Engine::new(&loaded.schema);
@@ -458,12 +458,12 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
     let later: Vec<&str> = newer.into_iter().map(String::as_str).collect();
     let load = |v: &str| Schema::bundled_for(Some(&brand), Some(v)).ok();
     // Only the issues of `VERSIONED_CODES` are compared, never HED's: the later versions'
-    // runs leave HED unchecked, and validate only the files those issues are at.
-    let validate = |s: &Schema, locations: &HashSet<String>| {
+    // runs leave HED unchecked, and validate only the files under those issues' folders.
+    let validate = |s: &Schema, folders: &HashSet<String>| {
         let quiet = Options {
             progress: None,
             skip_hed: true,
-            only_files: Some(std::sync::Arc::new(locations.clone())),
+            only_under: Some(std::sync::Arc::new(folders.clone())),
             ..opts.clone()
         };
         Engine::new(s).validate(dir, &quiet).ok()

@@ -270,7 +270,6 @@ impl Schema {
             warnings: Vec::new(),
             tolerate_expression_errors: opts.tolerate_expression_errors,
             strict,
-            cache: Default::default(),
         };
         let findings = check::structure_findings(&n.raw, strict);
         if strict {

@@ -44,8 +44,10 @@ pub struct Declared<'a> {
 /// Annotates the issues of `report` that a later version would not raise. `later` lists
 /// the supported versions after the one used, oldest first; `load` gives the rules of
 /// one of them (None: it could not) and `validate` validates the same dataset with them;
-/// it is given the locations of the issues in question, and may validate only the files
-/// there (the dataset-level checks must still run).
+/// it is given the folders of the issues in question, and may validate only the files
+/// under them (the dataset-level checks must still run): an issue is raised by a file at
+/// or below its location's folder (the file itself, a data file that inherits a sidecar
+/// or table there, or one associated with it).
 /// Returns how many issues were annotated. Nothing is loaded or validated unless some
 /// issue has one of the codes that can depend on the version; then the newest version
 /// is tried first, and the others, oldest first, only while some issue that the newest
@@ -71,15 +73,21 @@ pub fn explain_later_versions(
     if candidates.is_empty() {
         return 0;
     }
-    let locations: HashSet<String> = candidates
+    let folders: HashSet<String> = candidates
         .iter()
-        .map(|&n| report.issues[n].location.to_string())
+        .map(|&n| {
+            let at = report.issues[n].location.trim_end_matches('/');
+            match at.rfind('/') {
+                Some(i) => at[..=i].to_owned(),
+                None => "/".to_owned(),
+            }
+        })
         .collect();
     let mut loaded: HashMap<&str, Schema> = HashMap::new();
     let Some(newest_schema) = load(newest) else {
         return 0;
     };
-    let Some(at_newest) = validate(&newest_schema, &locations) else {
+    let Some(at_newest) = validate(&newest_schema, &folders) else {
         return 0;
     };
     loaded.insert(newest, newest_schema);
@@ -97,7 +105,7 @@ pub fn explain_later_versions(
         let Some(schema) = load(version) else {
             continue;
         };
-        let Some(r) = validate(&schema, &locations) else {
+        let Some(r) = validate(&schema, &folders) else {
             continue;
         };
         loaded.insert(version, schema);

@@ -1,7 +1,7 @@
 //! Builds the typed views of [`crate::Schema`] from the normalised raw tree.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
@@ -77,8 +77,46 @@ pub(crate) struct Builder {
     /// Our YAML format: shape and level problems are errors. For compiled upstream
     /// schemas they are warnings (old releases carry a few quirks).
     pub strict: bool,
-    /// Parse results by expression text.
-    pub cache: HashMap<String, Parsed>,
+}
+
+/// Parse results by expression text, shared by every load of the process: the versions
+/// of one tree, and a tree's brands, repeat most of their expressions (version pinning
+/// loads several). Bounded: cleared when full.
+fn parse_cached(src: &str) -> Parsed {
+    const LIMIT: usize = 16_384;
+    static CACHE: OnceLock<Mutex<HashMap<String, Parsed>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(p) = cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(src)
+    {
+        return p.clone();
+    }
+    let p = match nidos_expr::parse(src) {
+        Ok(e) => {
+            let unknown = e.unknown_functions();
+            Parsed {
+                expr: Some(Arc::new(e)),
+                unknown,
+                error: None,
+            }
+        }
+        Err(e) => Parsed {
+            expr: None,
+            unknown: called_functions(src)
+                .into_iter()
+                .filter(|f| !nidos_expr::registry::function_names().any(|n| n == f))
+                .collect(),
+            error: Some(e.to_string()),
+        },
+    };
+    let mut map = cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if map.len() >= LIMIT {
+        map.clear();
+    }
+    map.insert(src.to_owned(), p.clone());
+    p
 }
 
 /// A cached parse of one expression text.
@@ -183,31 +221,7 @@ impl Builder {
     pub(crate) fn expression(&mut self, src: &str, id: &str) -> Expression {
         // Upstream schemas repeat the same selector many times (1226 expressions, 472
         // distinct in 1.11.1): parse each distinct text once.
-        let parsed = match self.cache.get(src) {
-            Some(p) => p.clone(),
-            None => {
-                let p = match nidos_expr::parse(src) {
-                    Ok(e) => {
-                        let unknown = e.unknown_functions();
-                        Parsed {
-                            expr: Some(Arc::new(e)),
-                            unknown,
-                            error: None,
-                        }
-                    }
-                    Err(e) => Parsed {
-                        expr: None,
-                        unknown: called_functions(src)
-                            .into_iter()
-                            .filter(|f| !nidos_expr::registry::function_names().any(|n| n == f))
-                            .collect(),
-                        error: Some(e.to_string()),
-                    },
-                };
-                self.cache.insert(src.to_owned(), p.clone());
-                p
-            }
-        };
+        let parsed = parse_cached(src);
         for f in &parsed.unknown {
             self.warn(
                 ErrorKind::Expression,
