@@ -682,8 +682,8 @@ impl Piece {
 
 /// Repeats and unique tags across the pieces of one row; true when something was wrong.
 fn check_row_whole(pieces: &[Arc<Piece>], line: usize, issues: &mut Vec<RowIssue>) -> bool {
-    let mut keys: HashSet<&str> = HashSet::default();
-    let mut uniques: HashSet<usize> = HashSet::default();
+    let mut keys: Seen<&str> = Seen::default();
+    let mut uniques: Seen<usize> = Seen::default();
     let mut bad = false;
     for p in pieces {
         for k in &p.top_keys {
@@ -698,7 +698,7 @@ fn check_row_whole(pieces: &[Arc<Piece>], line: usize, issues: &mut Vec<RowIssue
                 });
             }
         }
-        let mut own: HashSet<usize> = HashSet::default();
+        let mut own: Seen<usize> = Seen::default();
         for (node, text) in &p.unique {
             if own.insert(*node) && !uniques.insert(*node) {
                 bad = true;
@@ -713,6 +713,38 @@ fn check_row_whole(pieces: &[Arc<Piece>], line: usize, issues: &mut Vec<RowIssue
         }
     }
     bad
+}
+
+/// A set that stays a short list (no hashing, no allocation while empty) until it grows.
+struct Seen<T> {
+    few: Vec<T>,
+    many: HashSet<T>,
+}
+
+impl<T> Default for Seen<T> {
+    fn default() -> Self {
+        Seen {
+            few: Vec::new(),
+            many: HashSet::default(),
+        }
+    }
+}
+
+impl<T: Eq + std::hash::Hash + Copy> Seen<T> {
+    /// True when `x` was not in the set yet.
+    fn insert(&mut self, x: T) -> bool {
+        if self.many.is_empty() {
+            if self.few.contains(&x) {
+                return false;
+            }
+            if self.few.len() < 32 {
+                self.few.push(x);
+                return true;
+            }
+            self.many.extend(self.few.drain(..));
+        }
+        self.many.insert(x)
+    }
 }
 
 /// Rows sharing an onset form one event; temporal groups must pair up across events.
