@@ -396,22 +396,79 @@ pub fn check_events_by<'t>(
     // are checked together for what only the whole row shows (repeats, unique tags). Rows
     // whose HED columns hold the same cells give the same result, which is kept too.
     let mut memo: HashMap<String, Arc<Piece>> = HashMap::default();
-    let mut row_memo: HashMap<String, Rc<RowResult>> = HashMap::default();
-    let mut key = String::new();
+    let mut row_memo: HashMap<Vec<u8>, Rc<RowResult>> = HashMap::default();
+    let mut key: Vec<u8> = Vec::new();
     let mut row: Vec<&str> = vec![""; header.len()];
     let mut all_valid = true;
+    // Without splices (and with distinct column names), a row's annotation is the
+    // contributions of its columns in order, each a function of its own cell: each distinct
+    // cell of a column is turned into a checked piece once (a value column as its template
+    // with the value put in), and a row is the list of its columns' parts.
+    let distinct = header
+        .iter()
+        .enumerate()
+        .all(|(i, h)| !header[..i].contains(h));
+    let by_parts = spliced.is_empty() && distinct;
+    let order: Vec<usize> = relevant
+        .iter()
+        .copied()
+        .filter(|&c| header[c] != "HED")
+        .chain(relevant.iter().copied().filter(|&c| header[c] == "HED"))
+        .collect();
+    let mut part_ids: Vec<HashMap<&'t str, u32>> = vec![HashMap::default(); order.len()];
+    let mut parts: Vec<Option<Part>> = Vec::new();
+    let mut general = false;
     for r in 0..n_rows {
         let line = r + 2;
         key.clear();
-        for &c in &relevant {
-            let v = cell(r, c).unwrap_or_default();
-            // Length-prefixed, so that no cell text can imitate a separator.
-            key.push_str(&v.len().to_string());
-            key.push(':');
-            key.push_str(v);
+        if by_parts {
+            general = false;
+            for (k, &c) in order.iter().enumerate() {
+                let v = cell(r, c).unwrap_or_default();
+                let known = part_ids.get(k).and_then(|m| m.get(v)).copied();
+                let id = match known {
+                    Some(id) => id,
+                    None => {
+                        let part = column_part(checker, sidecar, &header[c], v, &mut memo, shared);
+                        let id = u32::try_from(parts.len()).unwrap_or(u32::MAX);
+                        parts.push(part);
+                        if let Some(m) = part_ids.get_mut(k) {
+                            if m.len() < MEMO_LIMIT {
+                                m.insert(v, id);
+                            }
+                        }
+                        id
+                    }
+                };
+                general |= !matches!(parts.get(id as usize), Some(Some(_)));
+                key.extend_from_slice(&id.to_le_bytes());
+            }
+        } else {
+            for &c in &relevant {
+                let v = cell(r, c).unwrap_or_default();
+                // Length-prefixed, so that no cell text can imitate a separator.
+                key.extend_from_slice(&v.len().to_le_bytes());
+                key.extend_from_slice(v.as_bytes());
+            }
         }
-        let result = match row_memo.get(key.as_str()) {
+        let result = match row_memo.get(key.as_slice()) {
             Some(found) => found.clone(),
+            None if by_parts && !general => {
+                let mut row_issues = Vec::new();
+                let mut pieces = Vec::with_capacity(order.len());
+                for id in key.chunks_exact(4) {
+                    let id = u32::from_le_bytes([id[0], id[1], id[2], id[3]]) as usize;
+                    if let Some(Some(part)) = parts.get(id) {
+                        row_issues.extend(part.missing.iter().cloned());
+                        pieces.extend(part.piece.iter().cloned());
+                    }
+                }
+                let computed = Rc::new(finish_row(pieces, row_issues));
+                if row_memo.len() < MEMO_LIMIT {
+                    row_memo.insert(key.clone(), computed.clone());
+                }
+                computed
+            }
             None => {
                 for (c, slot) in row.iter_mut().enumerate() {
                     *slot = if relevant.contains(&c) {
@@ -434,7 +491,7 @@ pub fn check_events_by<'t>(
             issue: issue.clone(),
         }));
         all_valid &= !result.failed;
-        let onset = onset_col.and_then(|c| cell(r, c)).map(str::to_string);
+        let onset = onset_col.and_then(|c| cell(r, c));
         events.push((line, onset, result));
     }
     // Rows are compared with each other only when each is valid on its own.
@@ -456,43 +513,108 @@ fn check_row(
 ) -> RowResult {
     let mut row_issues = Vec::new();
     let texts = assemble(sidecar, spliced, header, row, 0, &mut row_issues);
-    let mut pieces = Vec::with_capacity(texts.len());
-    for text in &texts {
-        let piece = match memo.get(text) {
-            Some(p) => p.clone(),
-            None => {
-                let found = shared.and_then(|sh| sh.get(text));
-                let p = found.unwrap_or_else(|| {
-                    let p = Arc::new(Piece::check(checker, text));
-                    if let Some(sh) = shared {
-                        sh.put(text, &p);
-                    }
-                    p
-                });
-                if memo.len() < MEMO_LIMIT {
-                    memo.insert(text.clone(), p.clone());
-                }
-                p
-            }
-        };
-        pieces.push(piece);
+    let pieces = texts
+        .iter()
+        .map(|text| piece_of(checker, text, memo, shared))
+        .collect();
+    finish_row(pieces, row_issues.into_iter().map(|r| r.issue).collect())
+}
+
+/// The checked piece of `text`, from the table's memo, the dataset's, or checked now.
+fn piece_of(
+    checker: &Checker<'_>,
+    text: &str,
+    memo: &mut HashMap<String, Arc<Piece>>,
+    shared: Option<&SharedPieces>,
+) -> Arc<Piece> {
+    if let Some(p) = memo.get(text) {
+        return p.clone();
     }
+    let found = shared.and_then(|sh| sh.get(text));
+    let p = found.unwrap_or_else(|| {
+        let p = Arc::new(Piece::check(checker, text));
+        if let Some(sh) = shared {
+            sh.put(text, &p);
+        }
+        p
+    });
+    if memo.len() < MEMO_LIMIT {
+        memo.insert(text.to_string(), p.clone());
+    }
+    p
+}
+
+/// A row's result from its checked pieces and the issues its assembly gave.
+fn finish_row(pieces: Vec<Arc<Piece>>, mut issues: Vec<HedIssue>) -> RowResult {
     let mut failed = false;
     for p in &pieces {
         failed |= p.failed;
-        row_issues.extend(p.issues.iter().map(|issue| RowIssue {
-            line: Some(0),
-            issue: issue.clone(),
-        }));
+        issues.extend(p.issues.iter().cloned());
     }
     if !failed && pieces.len() > 1 {
-        failed = check_row_whole(&pieces, 0, &mut row_issues);
+        let mut whole = Vec::new();
+        failed = check_row_whole(&pieces, 0, &mut whole);
+        issues.extend(whole.into_iter().map(|r| r.issue));
     }
     RowResult {
         pieces,
-        issues: row_issues.into_iter().map(|r| r.issue).collect(),
+        issues,
         failed,
     }
+}
+
+/// What one column gives a row for one cell, when the sidecar splices nothing: the issue of
+/// a level without annotation, and the checked piece.
+struct Part {
+    missing: Option<HedIssue>,
+    piece: Option<Arc<Piece>>,
+}
+
+/// The part of column `name` for cell `value`; `None` when its text has curly braces (the
+/// row is then assembled in full).
+fn column_part(
+    checker: &Checker<'_>,
+    sidecar: &SidecarHed,
+    name: &str,
+    value: &str,
+    memo: &mut HashMap<String, Arc<Piece>>,
+    shared: Option<&SharedPieces>,
+) -> Option<Part> {
+    let empty = Part {
+        missing: None,
+        piece: None,
+    };
+    if is_na(value) {
+        return Some(empty);
+    }
+    let text = if name == "HED" {
+        value.to_string()
+    } else {
+        match sidecar.column(name) {
+            None => return Some(empty),
+            Some(ColumnHed::Value(s)) => s.replace('#', value),
+            Some(ColumnHed::Levels(levels)) => match levels.iter().find(|(l, _)| l == value) {
+                Some((_, s)) => s.clone(),
+                None => {
+                    return Some(Part {
+                        missing: Some(HedIssue::warning(
+                            "SIDECAR_KEY_MISSING",
+                            format!("value \"{value}\" of column \"{name}\" has no HED annotation in the sidecar"),
+                        )),
+                        piece: None,
+                    })
+                }
+            },
+        }
+    };
+    if name != "HED" && text.contains('{') {
+        return None;
+    }
+    let piece = (!text.trim().is_empty()).then(|| piece_of(checker, &text, memo, shared));
+    Some(Part {
+        missing: None,
+        piece,
+    })
 }
 
 /// Checked pieces shared by the tables of one dataset (they are checked with the same schemas
@@ -522,7 +644,7 @@ const SHARED_LIMIT: usize = 1 << 16;
 const MEMO_LIMIT: usize = 1 << 14;
 
 /// A row: its line, its onset cell, its checked pieces.
-type Event = (usize, Option<String>, Rc<RowResult>);
+type Event<'t> = (usize, Option<&'t str>, Rc<RowResult>);
 
 /// One checked piece of a row annotation.
 struct Piece {
@@ -560,8 +682,8 @@ impl Piece {
 
 /// Repeats and unique tags across the pieces of one row; true when something was wrong.
 fn check_row_whole(pieces: &[Arc<Piece>], line: usize, issues: &mut Vec<RowIssue>) -> bool {
-    let mut keys: HashSet<&str> = HashSet::default();
-    let mut uniques: HashSet<usize> = HashSet::default();
+    let mut keys: Seen<&str> = Seen::default();
+    let mut uniques: Seen<usize> = Seen::default();
     let mut bad = false;
     for p in pieces {
         for k in &p.top_keys {
@@ -576,7 +698,7 @@ fn check_row_whole(pieces: &[Arc<Piece>], line: usize, issues: &mut Vec<RowIssue
                 });
             }
         }
-        let mut own: HashSet<usize> = HashSet::default();
+        let mut own: Seen<usize> = Seen::default();
         for (node, text) in &p.unique {
             if own.insert(*node) && !uniques.insert(*node) {
                 bad = true;
@@ -593,8 +715,40 @@ fn check_row_whole(pieces: &[Arc<Piece>], line: usize, issues: &mut Vec<RowIssue
     bad
 }
 
+/// A set that stays a short list (no hashing, no allocation while empty) until it grows.
+struct Seen<T> {
+    few: Vec<T>,
+    many: HashSet<T>,
+}
+
+impl<T> Default for Seen<T> {
+    fn default() -> Self {
+        Seen {
+            few: Vec::new(),
+            many: HashSet::default(),
+        }
+    }
+}
+
+impl<T: Eq + std::hash::Hash + Copy> Seen<T> {
+    /// True when `x` was not in the set yet.
+    fn insert(&mut self, x: T) -> bool {
+        if self.many.is_empty() {
+            if self.few.contains(&x) {
+                return false;
+            }
+            if self.few.len() < 32 {
+                self.few.push(x);
+                return true;
+            }
+            self.many.extend(self.few.drain(..));
+        }
+        self.many.insert(x)
+    }
+}
+
 /// Rows sharing an onset form one event; temporal groups must pair up across events.
-fn check_across_rows(events: &[Event], issues: &mut Vec<RowIssue>) {
+fn check_across_rows(events: &[Event<'_>], issues: &mut Vec<RowIssue>) {
     // Group by onset value (rows need not be sorted).
     let mut by_onset: Vec<Vec<usize>> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::default();
