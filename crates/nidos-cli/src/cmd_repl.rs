@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use nidos_expr::scan::Place;
 use nidos_expr::{Context, ObjectContext, Value};
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
@@ -245,28 +246,20 @@ pub fn needs_more(input: &str) -> bool {
         return false;
     }
     let mut depth: i64 = 0;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for c in input.chars() {
-        match quote {
-            Some(q) => {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == q {
-                    quote = None;
-                }
-            }
-            None => match c {
-                '"' | '\'' => quote = Some(c),
+    let mut string_open = false;
+    for (_, c, place) in nidos_expr::scan::scan(input) {
+        match place {
+            Place::Open => string_open = true,
+            Place::Close => string_open = false,
+            Place::Inside => {}
+            Place::Code => match c {
                 '(' | '[' | '{' => depth += 1,
                 ')' | ']' | '}' => depth -= 1,
                 _ => {}
             },
         }
     }
-    quote.is_some() || depth > 0
+    string_open || depth > 0
 }
 
 struct ReplHelper {

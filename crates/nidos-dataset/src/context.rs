@@ -55,9 +55,9 @@ pub struct FileContext<'a> {
 impl Dataset {
     /// The context of a file of this dataset.
     ///
-    /// # Panics
-    /// Never: an entry not of this dataset gets the context of the first file with the
-    /// same path, or of index 0 semantics are avoided by [`Dataset::context_at`].
+    /// Never panics: an entry not of this dataset (no file with its path) gets a context
+    /// whose lookups are all null, as [`Dataset::context_at`] gives for an index out of
+    /// range.
     pub fn context(&self, entry: &FileEntry) -> FileContext<'_> {
         let idx = self.index_of(&entry.path).unwrap_or(usize::MAX);
         self.context_at(idx)

@@ -259,12 +259,12 @@ impl Dataset {
         }
     }
 
-    /// The parsed table of TSV file `idx` (cached). Participant and session tables are
-    /// always read whole; others keep at most `max_rows` rows.
-    /// The parsed table of file `idx`. Tables are kept for later lookups while their
-    /// total estimated size stays within the budget of [`crate::OpenOptions`]; beyond it a table is
-    /// parsed for the caller and dropped after use, so memory stays bounded however
-    /// many large tables a dataset holds.
+    /// The parsed table of TSV file `idx`. Participant, session and scans tables are
+    /// read whole (up to [`MAX_WHOLE_TABLE_BYTES`]); others keep at most `max_rows` rows.
+    /// Tables are kept for later lookups while their total estimated size stays within
+    /// the budget of [`crate::OpenOptions`]; beyond it a table is parsed for the caller
+    /// and dropped after use, so memory stays bounded however many large tables a
+    /// dataset holds.
     pub(crate) fn table_at(&self, idx: usize) -> Arc<TableLoad> {
         fn lock(c: &std::sync::Mutex<TableCache>) -> std::sync::MutexGuard<'_, TableCache> {
             c.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -357,9 +357,8 @@ impl Dataset {
         }
     }
 
-    /// The NIfTI header of file `idx` (not cached: each file has its own).
     /// The first bytes of file `idx`, enough for a gzip header and a (gzipped) NIfTI
-    /// header; one read serves both.
+    /// header; one read serves both (not cached: each file has its own).
     pub(crate) fn header_prefix(&self, idx: usize) -> std::io::Result<Vec<u8>> {
         let f = &self.files[idx];
         let len = if f.name.extension.ends_with(".gz") {
@@ -407,7 +406,6 @@ impl Dataset {
         }
     }
 
-    /// The gzip header of file `idx`.
     /// The gzip header of file `idx` from its first 4 KiB (`prefix` reads them when
     /// needed).
     pub(crate) fn gzip_from<'p>(

@@ -28,6 +28,7 @@ pub mod jssort;
 mod parser;
 mod regex_cache;
 pub mod registry;
+pub mod scan;
 mod value;
 
 pub use ast::{Call, Expr};

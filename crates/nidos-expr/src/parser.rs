@@ -7,6 +7,7 @@ use pest::Parser as _;
 
 use crate::ast::Expr;
 use crate::registry::{self, REGISTRY};
+use crate::scan::{scan, unterminated_string, Place};
 use crate::value::Value;
 
 #[derive(pest_derive::Parser)]
@@ -94,29 +95,23 @@ fn classify(rule: &Rule) -> Option<Expected> {
 /// (call arguments and array items).
 fn open_bracket(src: &str, offset: usize) -> Option<(char, bool)> {
     let mut stack: Vec<(char, bool)> = Vec::new();
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
     let mut prev_significant: Option<char> = None;
-    for (i, c) in src.char_indices() {
+    for (i, c, place) in scan(src) {
         if i >= offset {
             break;
         }
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-                prev_significant = Some(q);
+        match place {
+            Place::Inside => continue,
+            Place::Open | Place::Close => {
+                prev_significant = Some(c);
+                continue;
             }
-            continue;
+            Place::Code => {}
         }
         let after_operand = prev_significant.is_some_and(|p| {
             p.is_alphanumeric() || matches!(p, '_' | '$' | ')' | ']' | '"' | '\'')
         });
         match c {
-            '"' | '\'' => quote = Some(c),
             '(' => stack.push((')', after_operand)),
             '[' => stack.push((']', !after_operand)),
             ')' | ']' => {
@@ -129,28 +124,6 @@ fn open_bracket(src: &str, offset: usize) -> Option<(char, bool)> {
         }
     }
     stack.pop()
-}
-
-/// Where a string opened that never closes, if any.
-fn unterminated_string(src: &str) -> Option<usize> {
-    let mut open: Option<(char, usize)> = None;
-    let mut escaped = false;
-    for (i, c) in src.char_indices() {
-        match open {
-            Some((q, _)) => {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == q {
-                    open = None;
-                }
-            }
-            None if c == '"' || c == '\'' => open = Some((c, i)),
-            None => {}
-        }
-    }
-    open.map(|(_, i)| i)
 }
 
 fn convert_error(src: &str, e: pest::error::Error<Rule>) -> ParseError {
@@ -264,27 +237,18 @@ fn check_nesting(src: &str) -> Result<usize> {
     let mut depth = 0usize;
     let mut prefix_run = 0usize;
     let mut pow_count = 0usize;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
     let mut prev: Option<char> = None;
     let mut deepest = 0usize;
-    for (i, c) in src.char_indices() {
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
-        match c {
-            '"' | '\'' => quote = Some(c),
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth = depth.saturating_sub(1),
-            '*' if prev == Some('*') => pow_count += 1,
-            _ => {}
+    for (i, c, place) in scan(src) {
+        match place {
+            Place::Inside | Place::Close => continue,
+            Place::Open => {}
+            Place::Code => match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth = depth.saturating_sub(1),
+                '*' if prev == Some('*') => pow_count += 1,
+                _ => {}
+            },
         }
         if matches!(c, '!' | '-') {
             prefix_run += 1;

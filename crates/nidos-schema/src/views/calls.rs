@@ -1,50 +1,50 @@
 //! The names an expression calls as functions, read from its source text (for the
 //! warning about unknown functions when the expression does not parse).
 
+use nidos_expr::scan::{scan, Place};
+
 /// Names called as functions in an expression (`name(`), outside string literals and
 /// not after a `.`.
 pub fn called_functions(src: &str) -> Vec<String> {
-    let b = src.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut prev_sig: u8 = b' ';
-    while i < b.len() {
-        let c = b[i];
-        if c == b'"' || c == b'\'' {
-            let q = c;
-            i += 1;
-            while i < b.len() && b[i] != q {
-                if b[i] == b'\\' {
-                    i += 1;
+    let mut out: Vec<String> = Vec::new();
+    // The last significant character (a quote stands for its whole string literal).
+    let mut prev_sig = ' ';
+    // The last identifier (start, end) with the significant character before it, until
+    // the next significant character says whether it is called.
+    let mut pending: Option<(usize, usize, char)> = None;
+    let mut growing = false;
+    for (i, c, place) in scan(src) {
+        let code = place == Place::Code;
+        if growing {
+            if code && (c.is_ascii_alphanumeric() || c == '_') {
+                if let Some(p) = pending.as_mut() {
+                    p.1 = i + c.len_utf8();
                 }
-                i += 1;
+                continue;
             }
-            i += 1;
-            prev_sig = q;
+            growing = false;
+        }
+        if code && c.is_ascii_whitespace() {
             continue;
         }
-        if c.is_ascii_alphabetic() || c == b'_' {
-            let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            let mut j = i;
-            while j < b.len() && b[j].is_ascii_whitespace() {
-                j += 1;
-            }
-            if j < b.len() && b[j] == b'(' && prev_sig != b'.' {
-                let name = &src[start..i];
-                if !out.iter().any(|n: &String| n == name) {
+        if let Some((start, end, before)) = pending.take() {
+            if code && c == '(' && before != '.' {
+                let name = &src[start..end];
+                if !out.iter().any(|n| n == name) {
                     out.push(name.to_owned());
                 }
             }
-            prev_sig = b'a';
-            continue;
         }
-        if !c.is_ascii_whitespace() {
-            prev_sig = c;
+        match place {
+            Place::Inside => {}
+            Place::Open | Place::Close => prev_sig = c,
+            Place::Code if c.is_ascii_alphabetic() || c == '_' => {
+                pending = Some((i, i + c.len_utf8(), prev_sig));
+                prev_sig = 'a';
+                growing = true;
+            }
+            Place::Code => prev_sig = c,
         }
-        i += 1;
     }
     out
 }

@@ -1,0 +1,106 @@
+//! The one scanner of expression source text that tells string literals from code:
+//! the parser's error hints and nesting limit, the REPL's "input continues" test and
+//! the schema's list of called functions all read the source through it, so they agree
+//! on where a string starts and ends.
+//!
+//! A string opens with `"` or `'` and closes with the same quote; inside it a `\`
+//! escapes the next character. Nothing else is interpreted: brackets and operators are
+//! left to the callers.
+
+/// Where a character of the source stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Outside any string literal.
+    Code,
+    /// The quote that opens a string literal.
+    Open,
+    /// Inside a string literal (escapes included).
+    Inside,
+    /// The quote that closes a string literal.
+    Close,
+}
+
+/// The characters of `src` with their byte offsets and places.
+pub fn scan(src: &str) -> Scan<'_> {
+    Scan {
+        chars: src.char_indices(),
+        quote: None,
+        escaped: false,
+    }
+}
+
+/// Iterator of [`scan`].
+#[derive(Clone, Debug)]
+pub struct Scan<'a> {
+    chars: std::str::CharIndices<'a>,
+    quote: Option<char>,
+    escaped: bool,
+}
+
+impl Iterator for Scan<'_> {
+    type Item = (usize, char, Place);
+
+    fn next(&mut self) -> Option<(usize, char, Place)> {
+        let (i, c) = self.chars.next()?;
+        let place = match self.quote {
+            Some(q) => {
+                if self.escaped {
+                    self.escaped = false;
+                    Place::Inside
+                } else if c == '\\' {
+                    self.escaped = true;
+                    Place::Inside
+                } else if c == q {
+                    self.quote = None;
+                    Place::Close
+                } else {
+                    Place::Inside
+                }
+            }
+            None if c == '"' || c == '\'' => {
+                self.quote = Some(c);
+                Place::Open
+            }
+            None => Place::Code,
+        };
+        Some((i, c, place))
+    }
+}
+
+/// The byte offset of a string literal that never closes, if any.
+pub fn unterminated_string(src: &str) -> Option<usize> {
+    let mut open = None;
+    for (i, _, place) in scan(src) {
+        match place {
+            Place::Open => open = Some(i),
+            Place::Close => open = None,
+            Place::Code | Place::Inside => {}
+        }
+    }
+    open
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{scan, unterminated_string, Place};
+
+    fn places(src: &str) -> String {
+        scan(src)
+            .map(|(_, _, p)| match p {
+                Place::Code => 'c',
+                Place::Open => 'o',
+                Place::Inside => 'i',
+                Place::Close => 'x',
+            })
+            .collect()
+    }
+
+    #[test]
+    fn strings_escapes_and_code() {
+        assert_eq!(places(r#"a("b)",'c\'d')"#), "ccoiixcoiiiixc");
+        assert_eq!(places(r#""it's""#), "oiiiix");
+        assert_eq!(unterminated_string(r#"x == "ab"#), Some(5));
+        assert_eq!(unterminated_string(r#"'a\'' + "b""#), None);
+        assert_eq!(unterminated_string("é + 'ü"), Some(5));
+    }
+}
