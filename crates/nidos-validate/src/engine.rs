@@ -41,10 +41,10 @@ pub struct Options {
     /// Directories with extra HED schema files (`--hed-schema-dir`), searched before the
     /// bundled ones.
     pub hed_schema_dirs: Vec<std::path::PathBuf>,
-    /// Validate only the files under these dataset-relative folders (`/sub-01/fmap/`,
-    /// `/` for all; each with a trailing `/`); the dataset-level checks still run.
-    /// `None`: every file. For re-checking some issues under other rules (see
-    /// [`crate::pinning`]).
+    /// Validate only the files at these dataset-relative paths (`/CITATION.cff`) or under
+    /// these folders (`/sub-01/fmap/`, `/` for all: a trailing `/`); the dataset-level
+    /// checks still run. `None`: every file. For re-checking some issues under other
+    /// rules (see [`crate::pinning`]).
     pub only_under: Option<std::sync::Arc<HashSet<String>>>,
     /// Leave HED annotations unchecked (`--no-hed`).
     pub skip_hed: bool,
@@ -204,10 +204,11 @@ impl<'s> Engine<'s> {
         let files = ds.files();
         let wanted = |f: &FileEntry| {
             f.validated()
-                && opts.only_under.as_ref().is_none_or(|dirs| {
-                    f.path
-                        .match_indices('/')
-                        .any(|(n, _)| dirs.contains(&f.path[..=n]))
+                && opts.only_under.as_ref().is_none_or(|scope| {
+                    scope.contains(&f.path)
+                        || f.path
+                            .match_indices('/')
+                            .any(|(n, _)| scope.contains(&f.path[..=n]))
                 })
         };
         let progress = opts.progress.as_deref();

@@ -44,10 +44,8 @@ pub struct Declared<'a> {
 /// Annotates the issues of `report` that a later version would not raise. `later` lists
 /// the supported versions after the one used, oldest first; `load` gives the rules of
 /// one of them (None: it could not) and `validate` validates the same dataset with them;
-/// it is given the folders of the issues in question, and may validate only the files
-/// under them (the dataset-level checks must still run): an issue is raised by a file at
-/// or below its location's folder (the file itself, a data file that inherits a sidecar
-/// or table there, or one associated with it).
+/// it is given the scope of the issues in question (see [`scope_of`]), and may validate
+/// only the files there (the dataset-level checks must still run).
 /// Returns how many issues were annotated. Nothing is loaded or validated unless some
 /// issue has one of the codes that can depend on the version; then the newest version
 /// is tried first, and the others, oldest first, only while some issue that the newest
@@ -75,13 +73,7 @@ pub fn explain_later_versions(
     }
     let folders: HashSet<String> = candidates
         .iter()
-        .map(|&n| {
-            let at = report.issues[n].location.trim_end_matches('/');
-            match at.rfind('/') {
-                Some(i) => at[..=i].to_owned(),
-                None => "/".to_owned(),
-            }
-        })
+        .map(|&n| scope_of(&report.issues[n]))
         .collect();
     let mut loaded: HashMap<&str, Schema> = HashMap::new();
     let Some(newest_schema) = load(newest) else {
@@ -154,6 +146,22 @@ pub fn explain_later_versions(
     count
 }
 
+/// Where the files that can raise `issue` are: a name issue (`NOT_INCLUDED`) only by the
+/// file it names, so its own path; any other by a file at or below the folder of its
+/// location (the file itself, a data file that inherits a sidecar or table there, or one
+/// associated with it), so that folder with a trailing `/`.
+fn scope_of(issue: &Issue) -> String {
+    let at = issue.location.as_ref();
+    if issue.code == "NOT_INCLUDED" && !at.ends_with('/') && at.starts_with('/') {
+        return at.to_owned();
+    }
+    let at = at.trim_end_matches('/');
+    match at.rfind('/') {
+        Some(i) => at[..=i].to_owned(),
+        None => "/".to_owned(),
+    }
+}
+
 /// "EMG data is" when the file sits in a datatype folder that the `later` rules define
 /// and the current rules do not.
 fn new_datatype(location: &str, current: &Schema, later: &Schema) -> Option<String> {
@@ -165,4 +173,34 @@ fn new_datatype(location: &str, current: &Schema, later: &Schema) -> Option<Stri
         .filter(|d| d.len() > 1 && !d.contains('-') && !d.contains('.'))
         .find(|d| known(schema, d) && !known(current, d))
         .map(|d| format!("{} data is", d.to_uppercase()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scope_of;
+    use crate::issue::{Issue, Severity};
+
+    #[test]
+    fn a_name_issue_is_rechecked_on_its_file_and_others_on_their_folder() {
+        let cases = [
+            ("NOT_INCLUDED", "/CITATION.cff", "/CITATION.cff"),
+            (
+                "NOT_INCLUDED",
+                "/sub-01/emg/x_emg.edf",
+                "/sub-01/emg/x_emg.edf",
+            ),
+            ("NOT_INCLUDED", "/sub-01/foo/", "/sub-01/"),
+            (
+                "JSON_SCHEMA_VALIDATION_ERROR",
+                "/sub-01/fmap/sub-01_phasediff.json",
+                "/sub-01/fmap/",
+            ),
+            ("SIDECAR_FIELD_UNKNOWN", "/task-rest_bold.json", "/"),
+            ("JSON_SCHEMA_VALIDATION_ERROR", "", "/"),
+        ];
+        for (code, location, scope) in cases {
+            let issue = Issue::new(code, Severity::Error, location);
+            assert_eq!(scope_of(&issue), scope, "{code} at {location}");
+        }
+    }
 }
