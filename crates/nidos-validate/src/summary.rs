@@ -8,6 +8,15 @@ use nidos_dataset::Dataset;
 use std::collections::{BTreeSet, HashMap};
 
 impl Engine<'_> {
+    /// Field requirements that raise their own code (`issue:` on a sidecar or JSON field).
+    fn field_issue_specs(&self) -> impl Iterator<Item = &nidos_schema::IssueSpec> {
+        self.schema
+            .sidecar_rules
+            .iter()
+            .chain(&self.schema.json_rules)
+            .flat_map(|r| r.fields.values().filter_map(|f| f.issue.as_ref()))
+    }
+
     pub(crate) fn code_messages(&self, issues: &[Issue]) -> IndexMap<String, String> {
         let mut by_code: HashMap<&str, &str> = HashMap::new();
         for spec in self.schema.checks.iter().filter_map(|r| r.issue.as_ref()) {
@@ -20,13 +29,7 @@ impl Engine<'_> {
                 .entry(rule.code.as_str())
                 .or_insert(rule.message.as_str());
         }
-        // Field requirements that raise their own code (`issue:` on a sidecar field).
-        let fields = self
-            .schema
-            .sidecar_rules
-            .iter()
-            .chain(&self.schema.json_rules);
-        for spec in fields.flat_map(|r| r.fields.values().filter_map(|f| f.issue.as_ref())) {
+        for spec in self.field_issue_specs() {
             by_code
                 .entry(spec.code.as_str())
                 .or_insert(spec.message.as_str());
@@ -54,14 +57,7 @@ impl Engine<'_> {
         ]
         .into_iter()
         .collect();
-        let fields = self
-            .schema
-            .sidecar_rules
-            .iter()
-            .chain(&self.schema.json_rules);
-        for spec in fields.flat_map(|r| r.fields.values().filter_map(|f| f.issue.as_ref())) {
-            missing_codes.insert(spec.code.as_str());
-        }
+        missing_codes.extend(self.field_issue_specs().map(|spec| spec.code.as_str()));
         let mut out = IndexMap::new();
         for i in issues {
             if i.rule.is_none()
