@@ -29,8 +29,9 @@ use indexmap::IndexMap;
 use nidos_schema::{FileRule, Schema};
 use rayon::prelude::*;
 
-use crate::dataset::{Dataset, DatasetError, FileEntry, OpenOptions};
+use crate::entry::{DatasetError, FileEntry, OpenOptions};
 use crate::inherit::{pick, walk_back, Target};
+use crate::load::Dataset;
 
 pub use crate::build_path::{build_path, PathError};
 
