@@ -30,7 +30,8 @@ use nidos_schema::{FileRule, Schema};
 use rayon::prelude::*;
 
 use crate::entry::{DatasetError, FileEntry, OpenOptions};
-use crate::inherit::{pick, walk_back, Target};
+use crate::inherit::sidecar_chain;
+use crate::load::sidecar::merge_chain;
 use crate::load::Dataset;
 
 pub use crate::build_path::{build_path, PathError};
@@ -322,42 +323,14 @@ pub struct SharedQueryResult {
     pub datasets: Vec<Dataset>,
 }
 
-/// The sidecars a file inherits (indices into [`Dataset::files`], root first): the
-/// files whose merge is its metadata. Empty for a JSON file (sidecars have none).
-fn sidecar_chain(ds: &Dataset, src: usize) -> Vec<usize> {
-    let Some(file) = ds.files().get(src) else {
-        return Vec::new();
-    };
-    if file.name.extension == ".json" {
-        return Vec::new();
-    }
-    let exts = [".json".to_string()];
-    let t = Target {
-        suffix: None,
-        extensions: &exts,
-        free_entities: &[],
-        inherit: true,
-    };
-    let mut chain: Vec<usize> = walk_back(ds, src, &t)
-        .iter()
-        .filter_map(|level| pick(ds, src, level))
-        .collect();
-    chain.reverse();
-    chain
-}
-
-/// The merge of a sidecar chain (root first): a deeper sidecar's value replaces a
-/// shallower one's in place, as [`crate::FileContext::sidecar_merge`] merges them.
+/// The merge of a sidecar chain (root first) as JSON: the context's merge
+/// ([`crate::load::sidecar::merge_chain`]), so a query's metadata is the `sidecar` rules
+/// see.
 fn merged_json(ds: &Dataset, chain: &[usize]) -> serde_json::Map<String, serde_json::Value> {
-    let mut out = serde_json::Map::new();
-    for &i in chain {
-        if let Some(obj) = ds.json_at(i).value.as_object() {
-            for (k, v) in obj {
-                out.insert(k.clone(), v.to_json());
-            }
-        }
+    match merge_chain(ds, chain).value.to_json() {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
     }
-    out
 }
 
 /// The files of one opened dataset that the query matches (paths get `prefix`), their
@@ -422,7 +395,7 @@ pub fn query_shared(
     let built: Vec<(Match, Vec<usize>)> = selected
         .par_iter()
         .with_min_len(256)
-        .map(|&i| (build(i), sidecar_chain(ds, i)))
+        .map(|&i| (build(i), sidecar_chain(ds, i).0))
         .collect();
     let mut ids: HashMap<Vec<usize>, usize> = HashMap::new();
     let mut chains: Vec<Vec<usize>> = Vec::new();

@@ -205,3 +205,57 @@ fn path_errors_name_the_rule() {
         "sub-01/ses-pre/func/sub-01_ses-pre_task-rest_run-1_bold.nii.gz"
     );
 }
+
+/// Every match's metadata is the merged sidecar the file's context gives rules (one
+/// merge serves both), on the fixture with an ambiguous level added and on a few
+/// conformance examples when `../shared` is present.
+#[test]
+fn metadata_is_the_context_sidecar() {
+    let tmp = fixture();
+    // Two sidecars at one level, neither with all of the file's entities: ambiguous,
+    // left out of the merge by both.
+    put(
+        tmp.path(),
+        "sub-01/func/sub-01_task-rest_bold.json",
+        r#"{"RepetitionTime": 5}"#,
+    );
+    put(
+        tmp.path(),
+        "sub-01/func/sub-01_run-1_bold.json",
+        r#"{"RepetitionTime": 6}"#,
+    );
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/examples");
+    let mut roots = vec![tmp.path().to_path_buf()];
+    for name in ["ds001", "eeg_matchingpennies", "ds000117", "asl001"] {
+        let p = shared.join(name);
+        if p.is_dir() {
+            roots.push(p);
+        } else {
+            eprintln!("skipping {}: absent", p.display());
+        }
+    }
+    let schema = schema();
+    let q = Query {
+        with_metadata: true,
+        ..Query::default()
+    };
+    for root in roots {
+        let r = query_dataset(&root, &schema, &OpenOptions::default(), &q).unwrap();
+        let ds = Dataset::open(&root, &schema, &OpenOptions::default()).unwrap();
+        assert!(!r.matches.is_empty(), "{}", root.display());
+        for m in &r.matches {
+            let ctx = ds.context(ds.find(&m.path).unwrap());
+            let want = nidos_expr::Context::lookup(&ctx, "sidecar").to_json();
+            let got = serde_json::Value::Object(m.metadata.clone().unwrap());
+            assert_eq!(got, want, "{} in {}", m.path, root.display());
+        }
+    }
+    // The ambiguous level is left out: the root sidecar's value stands.
+    let r = query_dataset(tmp.path(), &schema, &OpenOptions::default(), &q).unwrap();
+    let m = r
+        .matches
+        .iter()
+        .find(|m| m.path == "sub-01/func/sub-01_task-rest_run-1_bold.nii.gz")
+        .unwrap();
+    assert_eq!(m.metadata.as_ref().unwrap()["RepetitionTime"], 2);
+}
