@@ -2,6 +2,7 @@
 //! associations, columns, headers…) is computed on the first lookup that needs it.
 //! Dataset-level parts (`dataset`, `subject`, `schema`) are computed once per dataset.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::sync::Arc;
 
@@ -305,45 +306,17 @@ impl<'a> FileContext<'a> {
 }
 
 impl Context for FileContext<'_> {
-    /// The kept parts come from [`Context::lookup_ref`]; the file's own scalars are made
-    /// here.
-    fn lookup(&self, name: &str) -> Value {
-        if let Some(v) = self.lookup_ref(name) {
-            return v.clone();
-        }
-        let Some(f) = self.entry() else {
-            return Value::Null;
-        };
-        match name {
-            "path" => Value::str(f.path.as_str()),
-            "size" => Value::Number(f.size as f64),
-            "suffix" => f
-                .name
-                .suffix
-                .as_deref()
-                .map(Value::str)
-                .unwrap_or(Value::Null),
-            "extension" => Value::str(f.name.extension.as_str()),
-            "datatype" => f.datatype.as_deref().map(Value::str).unwrap_or(Value::Null),
-            "modality" => f
-                .datatype
-                .as_deref()
-                .and_then(|d| self.ds.info.modalities.get(d))
-                .map(|m| Value::str(m.as_str()))
-                .unwrap_or(Value::Null),
-            _ => Value::Null,
-        }
-    }
-
-    fn lookup_ref(&self, name: &str) -> Option<&Value> {
+    /// The parts the context keeps (loaded on first use) are lent; the file's own
+    /// scalars are made for the call.
+    fn lookup(&self, name: &str) -> Cow<'_, Value> {
         let Some(f) = self.entry() else {
             return match name {
-                "schema" => Some(self.ds.info.value_ref()),
-                "dataset" => Some(self.ds.dataset_value_ref()),
-                _ => None,
+                "schema" => Cow::Borrowed(self.ds.info.value_ref()),
+                "dataset" => Cow::Borrowed(self.ds.dataset_value_ref()),
+                _ => Cow::Owned(Value::Null),
             };
         };
-        match name {
+        let kept = match name {
             "entities" => Some(self.entities()),
             "sidecar" => Some(&self.sidecar_merge().value),
             "associations" => Some(&self.associations().0),
@@ -357,7 +330,35 @@ impl Context for FileContext<'_> {
             "dataset" => Some(self.ds.dataset_value_ref()),
             "subject" => subject_of(&f.path).and_then(|s| self.ds.subject_value_ref(s)),
             "schema" => Some(self.ds.info.value_ref()),
+            "path" => return Cow::Owned(Value::str(f.path.as_str())),
+            "size" => return Cow::Owned(Value::Number(f.size as f64)),
+            "suffix" => {
+                return Cow::Owned(
+                    f.name
+                        .suffix
+                        .as_deref()
+                        .map(Value::str)
+                        .unwrap_or(Value::Null),
+                )
+            }
+            "extension" => return Cow::Owned(Value::str(f.name.extension.as_str())),
+            "datatype" => {
+                return Cow::Owned(f.datatype.as_deref().map(Value::str).unwrap_or(Value::Null))
+            }
+            "modality" => {
+                return Cow::Owned(
+                    f.datatype
+                        .as_deref()
+                        .and_then(|d| self.ds.info.modalities.get(d))
+                        .map(|m| Value::str(m.as_str()))
+                        .unwrap_or(Value::Null),
+                )
+            }
             _ => None,
+        };
+        match kept {
+            Some(v) => Cow::Borrowed(v),
+            None => Cow::Owned(Value::Null),
         }
     }
 

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use crate::entry::{DatasetError, DatasetIssue, FileEntry, OpenOptions};
 use crate::filename::{datatype_of, parse_name, ParsedName};
-use crate::fs::Fs;
+use crate::fs::{Fs, Kind};
 use crate::index::{entity_index, suffix_index, SuffixIndex};
 use crate::schema_info::SchemaInfo;
 
@@ -219,6 +219,11 @@ impl FileTree {
         set.into_iter().map(str::to_string).collect()
     }
 
+    /// [`derivative_datasets`] of this dataset, read through its filesystem.
+    pub fn derivative_datasets(&self) -> Vec<String> {
+        derivative_datasets(self.fs.as_ref(), &self.root)
+    }
+
     /// Parses a name the way the walker does (used for paths not in the tree).
     pub fn parse_name(name: &str, is_dir: bool) -> ParsedName {
         parse_name(name, is_dir)
@@ -274,6 +279,35 @@ impl FileTree {
     }
 }
 
+/// The derivative datasets of the dataset at `root`: the `derivatives/<name>` directories
+/// holding a `dataset_description.json` file, as `derivatives/<name>`, sorted. The one
+/// finder of the crate and the command line (`validate --recursive`, queries with
+/// derivatives). It reads through `fs`, not the walked tree, so it finds them when the
+/// walk left `derivatives/` out (`validate --prune`). As the walk does, it skips names
+/// starting with `.` and links that leave the dataset (nothing outside the root is read).
+pub fn derivative_datasets(fs: &dyn Fs, root: &Path) -> Vec<String> {
+    let Ok(root) = fs.canonicalize(root) else {
+        return Vec::new();
+    };
+    let base = root.join("derivatives");
+    let Ok(mut names) = fs.read_dir(&base) else {
+        return Vec::new();
+    };
+    names.sort_unstable();
+    let is = |p: &Path, kind: Kind| fs.metadata(p).is_ok_and(|m| m.kind == Some(kind));
+    names
+        .into_iter()
+        .filter(|name| !name.starts_with('.'))
+        .filter(|name| {
+            let dir = base.join(name);
+            fs.canonicalize(&dir).is_ok_and(|c| c.starts_with(&root))
+                && is(&dir, Kind::Dir)
+                && is(&dir.join("dataset_description.json"), Kind::File)
+        })
+        .map(|name| format!("derivatives/{name}"))
+        .collect()
+}
+
 /// Collapses `.` and `..`; `None` when the path climbs above the root.
 fn normalize(path: &str) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
@@ -293,4 +327,35 @@ fn normalize(path: &str) -> Option<String> {
 pub(crate) fn subject_of(path: &str) -> Option<&str> {
     let first = path.trim_start_matches('/').split('/').next()?;
     (first.starts_with("sub-") && path.trim_start_matches('/').len() > first.len()).then_some(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFs;
+
+    /// Derivative datasets: directories under `derivatives/` with a description file,
+    /// links inside the dataset followed, dot names and links leaving it skipped.
+    #[test]
+    fn derivative_datasets_found() {
+        let mut fs = MemFs::new();
+        let desc = "dataset_description.json";
+        fs.add_file("/ds/dataset_description.json", "{}");
+        fs.add_file(format!("/ds/derivatives/b/{desc}"), "{}");
+        fs.add_file(format!("/ds/derivatives/a/{desc}"), "{}");
+        fs.add_file("/ds/derivatives/no-desc/x.txt", "x");
+        fs.add_dir(format!("/ds/derivatives/desc-is-dir/{desc}"));
+        fs.add_file(format!("/ds/derivatives/.hidden/{desc}"), "{}");
+        fs.add_file(format!("/elsewhere/{desc}"), "{}");
+        fs.add_symlink("/ds/derivatives/outside", "../../elsewhere");
+        fs.add_file(format!("/ds/sourcedata/c/{desc}"), "{}");
+        fs.add_symlink("/ds/derivatives/inside", "../sourcedata/c");
+        fs.add_file("/ds/derivatives/file.txt", "x");
+        assert_eq!(
+            derivative_datasets(&fs, Path::new("/ds")),
+            ["derivatives/a", "derivatives/b", "derivatives/inside"]
+        );
+        assert!(derivative_datasets(&fs, Path::new("/ds/derivatives/a")).is_empty());
+        assert!(derivative_datasets(&fs, Path::new("/absent")).is_empty());
+    }
 }

@@ -43,7 +43,7 @@ mod walk;
 pub mod write;
 
 pub use context::{FileContext, CONTEXT_NAMES};
-pub use dataset::FileTree;
+pub use dataset::{derivative_datasets, FileTree};
 pub use entry::{DatasetError, DatasetIssue, FileEntry, OpenOptions, Severity};
 pub use filename::{parse_name, NameTable, ParsedName};
 pub use fs::{Fs, MemFs, OsFs};

@@ -1,6 +1,7 @@
 //! A dataset opened for one of its files, and the display form of a file's context:
 //! what `nidos context`, `nidos eval --dataset` and the REPL use.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use nidos_expr::{Context, Value};
@@ -36,17 +37,19 @@ pub struct OpenedFile {
 }
 
 impl Context for OpenedFile {
-    fn lookup(&self, name: &str) -> Value {
+    /// Values are kept behind a lock, so they are given away (cloned: a reference-count
+    /// update), never lent.
+    fn lookup(&self, name: &str) -> Cow<'_, Value> {
         if let Ok(cache) = self.cache.lock() {
             if let Some(v) = cache.get(name) {
-                return v.clone();
+                return Cow::Owned(v.clone());
             }
         }
-        let v = self.context().lookup(name);
+        let v = self.context().lookup(name).into_owned();
         if let Ok(mut cache) = self.cache.lock() {
             cache.insert(name.to_string(), v.clone());
         }
-        v
+        Cow::Owned(v)
     }
 
     fn exists(&self, rule: &str, path: &str) -> Option<bool> {

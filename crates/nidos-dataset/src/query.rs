@@ -444,23 +444,6 @@ fn attach(matches: &mut [Match], shared: &SharedMetadata) {
     }
 }
 
-/// The derivative datasets of an opened dataset: `derivatives/<name>` directories
-/// holding a `dataset_description.json`, sorted.
-pub fn derivative_datasets(ds: &Dataset) -> Vec<String> {
-    let mut out: Vec<String> = ds
-        .files()
-        .iter()
-        .filter_map(|f| {
-            let rest = f.path.strip_prefix("/derivatives/")?;
-            let (name, file) = rest.split_once('/')?;
-            (file == "dataset_description.json").then(|| format!("derivatives/{name}"))
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// Opens the dataset at `root` and answers `q` (and over its derivative datasets when
 /// `q.derivatives` is set).
 pub fn query_dataset(
@@ -488,7 +471,7 @@ pub fn query_dataset_shared(
     let ds = Dataset::open(root, schema, opts)?;
     let mut shared = SharedMetadata::default();
     let (mut matches, mut rejected) = query_shared(schema, &ds, q, "", &mut shared)?;
-    let derivs = derivative_datasets(&ds);
+    let derivs = ds.derivative_datasets();
     let mut derivative_files = 0;
     let mut subs = Vec::new();
     if q.derivatives {
