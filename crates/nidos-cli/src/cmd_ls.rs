@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use indexmap::IndexMap;
-use nidos_dataset::query::{
-    query_dataset, query_dataset_shared, Match, Query, QueryResult, SharedMetadata,
-};
+use nidos_dataset::query::{query, Match, Query, SharedMetadata};
 use nidos_dataset::OpenOptions;
 
 use crate::schema_arg;
@@ -150,39 +148,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = if matches!(args.format, Format::Tsv | Format::Csv) {
         // Rows are written as they are formatted; metadata is shared between files
         // inheriting the same sidecars and each distinct sidecar set is formatted once.
-        let shared = query_dataset_shared(&args.dataset, &loaded.schema, &opts, &q)?;
+        let shared = query(&args.dataset, &loaded.schema, &opts, &q)?;
         let written = write_delimited(
             &mut out,
-            &shared.result.matches,
+            &shared.matches,
             shared.metadata.as_ref(),
             args.format,
             &order,
         );
         finish(written.and_then(|_| out.flush()))?;
-        let counts = QueryResult {
-            matches: Vec::new(),
-            rejected: shared.result.rejected,
-            derivative_files: shared.result.derivative_files,
-        };
+        let counts = (shared.rejected, shared.derivative_files);
         // The process ends next: the OS frees the datasets and matches at once.
         std::mem::forget(shared);
         counts
     } else {
-        let result = query_dataset(&args.dataset, &loaded.schema, &opts, &q)?;
+        let mut result = query(&args.dataset, &loaded.schema, &opts, &q)?;
+        result.attach_metadata();
         let text = render(&result.matches, args.format, args.with_metadata, &order);
         finish(out.write_all(text.as_bytes()).and_then(|_| out.flush()))?;
-        result
+        (result.rejected, result.derivative_files)
     };
-    if result.rejected > 0 {
+    let (rejected, derivative_files) = result;
+    if rejected > 0 {
         eprintln!(
             "note: {} file(s) not listed: no file rule of the schema accepts them (see `nidos validate`)",
-            result.rejected
+            rejected
         );
     }
-    if result.derivative_files > 0 {
+    if derivative_files > 0 {
         eprintln!(
             "note: {} file(s) of derivative datasets not listed (use --derivatives)",
-            result.derivative_files
+            derivative_files
         );
     }
     Ok(ExitCode::SUCCESS)

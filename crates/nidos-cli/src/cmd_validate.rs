@@ -170,7 +170,8 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut derivatives = Vec::new();
     if args.recursive {
-        for dir in derivative_datasets(&args.dataset) {
+        let found = nidos_dataset::derivative_datasets(&nidos_dataset::OsFs, &args.dataset);
+        for dir in found.iter().map(|d| args.dataset.join(d)) {
             let name = dir
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
@@ -559,17 +560,4 @@ fn validate_one(
         std::mem::forget(ds);
     }
     Ok(report)
-}
-
-/// `derivatives/<name>` directories that are datasets of their own, sorted.
-fn derivative_datasets(root: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(root.join("derivatives"))
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.is_dir() && p.join("dataset_description.json").is_file())
-        .collect();
-    out.sort();
-    out
 }

@@ -174,7 +174,7 @@ fn ls_lists_exactly_what_the_validator_accepts() {
         let with = ls_paths(&dir, &schema_path, true);
         assert_eq!(with.get("").cloned().unwrap_or_default(), listed, "{name}");
         let ds = Dataset::open(&dir, &schema, &OpenOptions::default()).unwrap();
-        for d in nidos_dataset::query::derivative_datasets(&ds) {
+        for d in ds.derivative_datasets() {
             let (acc, _) = validator_view(&engine, &schema, &dir.join(&d));
             let got = with.get(&d).cloned().unwrap_or_default();
             n_deriv += got.len();

@@ -7,46 +7,23 @@
 //! events file applies to). Its payload is that file's `path`; it is absent when no
 //! file uses this one.
 
-use std::sync::Arc;
+use nidos_expr::{Context, Object, Value};
 
-use nidos_expr::{Context, Expr, Object, Value};
-
-use crate::context::FileContext;
-use crate::dataset::DatasetIssue;
+use crate::entry::{DatasetIssue, FileEntry};
 use crate::inherit::{ambiguity, pick, walk_back, Target};
+use crate::load::sidecar::merge_sidecars;
+use crate::load::{gradient_table, Dataset, TableLoad};
+pub use crate::schema_info::AssocDef;
 
-/// One association of the schema, selectors parsed once.
-#[derive(Clone, Debug)]
-pub struct AssocDef {
-    pub name: String,
-    /// Selector sources and their parsed forms (`None`: did not parse; the association
-    /// then never applies).
-    pub selectors: Vec<(String, Option<Arc<Expr>>)>,
-    pub suffix: Option<String>,
-    pub extensions: Vec<String>,
-    pub free_entities: Vec<String>,
-    pub inherit: bool,
-    /// `reverse: <association>`: the files that association links to this one.
-    pub reverse: Option<String>,
-}
-
-impl AssocDef {
-    /// The association as the typed schema gives it.
-    pub fn from_schema(a: &nidos_schema::Association) -> AssocDef {
-        AssocDef {
-            name: a.name.clone(),
-            selectors: a
-                .selectors
-                .iter()
-                .map(|e| (e.source.clone(), e.parsed.clone()))
-                .collect(),
-            suffix: a.target.suffix.clone(),
-            extensions: a.target.extension.clone(),
-            free_entities: a.target.entities.clone().unwrap_or_default(),
-            inherit: a.inherit,
-            reverse: a.reverse.clone(),
-        }
-    }
+/// What the associations of one file are computed from: the file (`ds`, `src`), its
+/// context (for the selectors), and the contexts of other files (a reverse association
+/// evaluates the forward one's selectors on the files that may use this one). The
+/// context layer above provides them, so this module does not depend on it.
+pub(crate) struct Subject<'s, C> {
+    pub ds: &'s Dataset,
+    pub src: usize,
+    pub ctx: &'s dyn Context,
+    pub context_at: &'s dyn Fn(usize) -> C,
 }
 
 fn selects(def: &AssocDef, ctx: &dyn Context) -> bool {
@@ -56,7 +33,7 @@ fn selects(def: &AssocDef, ctx: &dyn Context) -> bool {
     })
 }
 
-fn column(table: &crate::load::TableLoad, name: &str) -> Option<Value> {
+fn column(table: &TableLoad, name: &str) -> Option<Value> {
     let t = table.table.as_ref()?;
     // The table's `columns` value already holds each column (shared, not copied); with
     // a repeated header it holds the last, and the association wants the first.
@@ -70,8 +47,8 @@ fn column(table: &crate::load::TableLoad, name: &str) -> Option<Value> {
 }
 
 /// Entity short keys a long name may go by (`space` → `space`).
-fn short_keys(ctx: &FileContext<'_>, free: &[String]) -> Vec<String> {
-    let table = &ctx.dataset().schema_info().names;
+fn short_keys(ds: &Dataset, free: &[String]) -> Vec<String> {
+    let table = &ds.schema_info().names;
     free.iter()
         .map(|long| {
             table
@@ -85,9 +62,8 @@ fn short_keys(ctx: &FileContext<'_>, free: &[String]) -> Vec<String> {
 }
 
 /// Computes the `associations` object of a file and the issues found.
-pub(crate) fn associations(ctx: &FileContext<'_>) -> (Value, Vec<DatasetIssue>) {
-    let ds = ctx.dataset();
-    let src = ctx.index();
+pub(crate) fn associations<C: Context>(s: &Subject<'_, C>) -> (Value, Vec<DatasetIssue>) {
+    let (ds, src, ctx) = (s.ds, s.src, s.ctx);
     let mut out = Object::new();
     let mut issues = Vec::new();
     for def in &ds.schema_info().associations {
@@ -100,18 +76,18 @@ pub(crate) fn associations(ctx: &FileContext<'_>) -> (Value, Vec<DatasetIssue>) 
                 .associations
                 .iter()
                 .find(|d| &d.name == forward && d.reverse.is_none());
-            if let Some(user) = forward.and_then(|f| first_user(ctx, f)) {
+            if let Some(user) = forward.and_then(|f| first_user(s, f)) {
                 let mut o = Object::new();
                 o.insert("path".into(), Value::str(ds.files[user].path.as_str()));
                 out.insert(def.name.clone(), Value::object(o));
             }
             continue;
         }
-        let free = short_keys(ctx, &def.free_entities);
-        let first = match resolve(ctx, def, src, &free) {
+        let free = short_keys(ds, &def.free_entities);
+        let first = match resolve(ds, def, src, &free) {
             Resolved::None => continue,
             Resolved::Level(first) if def.name == "coordsystems" => {
-                out.insert(def.name.clone(), coordsystems(ctx, &first));
+                out.insert(def.name.clone(), coordsystems(ds, &first));
                 continue;
             }
             Resolved::Level(first) => first,
@@ -124,7 +100,7 @@ pub(crate) fn associations(ctx: &FileContext<'_>) -> (Value, Vec<DatasetIssue>) 
                 continue;
             }
         };
-        let (payload, mut more) = payload(ctx, &def.name, chosen);
+        let (payload, mut more) = payload(ds, &def.name, chosen);
         issues.append(&mut more);
         out.insert(def.name.clone(), payload);
     }
@@ -138,14 +114,14 @@ enum Resolved {
 }
 
 /// The inheritance walk of one association from file `src`.
-fn resolve(ctx: &FileContext<'_>, def: &AssocDef, src: usize, free: &[String]) -> Resolved {
+fn resolve(ds: &Dataset, def: &AssocDef, src: usize, free: &[String]) -> Resolved {
     let t = Target {
         suffix: def.suffix.as_deref(),
         extensions: &def.extensions,
         free_entities: free,
         inherit: def.inherit,
     };
-    match walk_back(ctx.dataset(), src, &t).into_iter().next() {
+    match walk_back(ds, src, &t).into_iter().next() {
         Some(first) => Resolved::Level(first),
         None => Resolved::None,
     }
@@ -155,9 +131,8 @@ fn resolve(ctx: &FileContext<'_>, def: &AssocDef, src: usize, free: &[String]) -
 /// `ctx`. Candidates sit in the file's directory (or below it, for an inherited
 /// association), carry its entities, are not themselves of the target kind, and pass
 /// the forward association's selectors.
-fn first_user(ctx: &FileContext<'_>, forward: &AssocDef) -> Option<usize> {
-    let ds = ctx.dataset();
-    let src = ctx.index();
+fn first_user<C: Context>(s: &Subject<'_, C>, forward: &AssocDef) -> Option<usize> {
+    let (ds, src) = (s.ds, s.src);
     let target = ds.files.get(src)?;
     let suffix = target.name.suffix.as_deref()?;
     if forward.suffix.as_deref().is_some_and(|s| s != suffix)
@@ -165,10 +140,10 @@ fn first_user(ctx: &FileContext<'_>, forward: &AssocDef) -> Option<usize> {
     {
         return None;
     }
-    let is_target_kind = |f: &crate::dataset::FileEntry| {
+    let is_target_kind = |f: &FileEntry| {
         f.name.suffix.as_deref() == Some(suffix) && forward.extensions.contains(&f.name.extension)
     };
-    let free = short_keys(ctx, &forward.free_entities);
+    let free = short_keys(ds, &forward.free_entities);
     let dir = target.dir();
     let start = ds.files.partition_point(|f| f.path.as_str() < dir);
     ds.files[start..]
@@ -183,11 +158,11 @@ fn first_user(ctx: &FileContext<'_>, forward: &AssocDef) -> Option<usize> {
                 && target.name.entities_subset_of(&f.name, &free)
         })
         .find(|(i, _)| {
-            let cand = ds.context_at(*i);
+            let cand = (s.context_at)(*i);
             if !selects(forward, &cand) {
                 return false;
             }
-            match resolve(&cand, forward, *i, &free) {
+            match resolve(ds, forward, *i, &free) {
                 Resolved::None => false,
                 Resolved::Level(first) => match pick(ds, *i, &first) {
                     Some(chosen) => chosen == src,
@@ -198,8 +173,7 @@ fn first_user(ctx: &FileContext<'_>, forward: &AssocDef) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-fn coordsystems(ctx: &FileContext<'_>, cands: &[usize]) -> Value {
-    let ds = ctx.dataset();
+fn coordsystems(ds: &Dataset, cands: &[usize]) -> Value {
     let mut paths = Vec::new();
     let mut spaces = Vec::new();
     let mut parents = Vec::new();
@@ -221,8 +195,7 @@ fn coordsystems(ctx: &FileContext<'_>, cands: &[usize]) -> Value {
     Value::object(o)
 }
 
-fn payload(ctx: &FileContext<'_>, name: &str, idx: usize) -> (Value, Vec<DatasetIssue>) {
-    let ds = ctx.dataset();
+fn payload(ds: &Dataset, name: &str, idx: usize) -> (Value, Vec<DatasetIssue>) {
     let f = &ds.files[idx];
     let mut o = Object::new();
     let mut issues = Vec::new();
@@ -239,10 +212,7 @@ fn payload(ctx: &FileContext<'_>, name: &str, idx: usize) -> (Value, Vec<Dataset
     match name {
         "events" => {
             put_columns(&mut o, &[("onset", "onset")]);
-            o.insert(
-                "sidecar".into(),
-                crate::inherit::merge_sidecars(ds, idx).value,
-            );
+            o.insert("sidecar".into(), merge_sidecars(ds, idx).value);
         }
         "aslcontext" => {
             let t = put_columns(&mut o, &[("volume_type", "volume_type")]);
@@ -260,14 +230,11 @@ fn payload(ctx: &FileContext<'_>, name: &str, idx: usize) -> (Value, Vec<Dataset
             );
         }
         "physio" => {
-            o.insert(
-                "sidecar".into(),
-                crate::inherit::merge_sidecars(ds, idx).value,
-            );
+            o.insert("sidecar".into(), merge_sidecars(ds, idx).value);
         }
         "bval" | "bvec" => match ds.small_bytes(idx) {
             Ok(Some(bytes)) => {
-                let (fields, mut more) = crate::load::gradient_table(name, &bytes, &f.path);
+                let (fields, mut more) = gradient_table(name, &bytes, &f.path);
                 for (k, v) in fields {
                     o.insert(k, v);
                 }

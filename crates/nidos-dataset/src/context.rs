@@ -2,16 +2,18 @@
 //! associations, columns, headers…) is computed on the first lookup that needs it.
 //! Dataset-level parts (`dataset`, `subject`, `schema`) are computed once per dataset.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::path::Path;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
 use nidos_expr::{Context, Object, Value};
 
-use crate::dataset::{Dataset, DatasetError, DatasetIssue, FileEntry, OpenOptions};
-use crate::inherit::{merge_sidecars, SidecarMerge, SidecarOverride};
-use crate::load::{HeaderLoad, JsonLoad, TableLoad};
+use crate::assoc::Subject;
+use crate::dataset::subject_of;
+use crate::entry::{DatasetIssue, FileEntry};
+use crate::load::sidecar::{merge_sidecars, SidecarMerge, SidecarOverride};
+use crate::load::{Dataset, HeaderLoad, JsonLoad, TableLoad};
 
 /// The root names of a file context, in the order of the standard's context definition.
 pub const CONTEXT_NAMES: &[&str] = &[
@@ -79,224 +81,6 @@ impl Dataset {
             hed: OnceCell::new(),
         }
     }
-
-    /// The `dataset` object (computed once).
-    pub fn dataset_value(&self) -> Value {
-        self.dataset_value_ref().clone()
-    }
-
-    /// [`Dataset::dataset_value`], borrowed.
-    pub fn dataset_value_ref(&self) -> &Value {
-        self.dataset_value
-            .get_or_init(|| self.build_dataset_value())
-    }
-
-    fn build_dataset_value(&self) -> Value {
-        let mut o = Object::new();
-        let desc = self
-            .index_of("/dataset_description.json")
-            .map(|i| self.json_at(i).value.clone())
-            .filter(|v| !v.is_null())
-            .unwrap_or_else(|| Value::object(Object::new()));
-        o.insert("dataset_description".into(), desc);
-        if let Some(citation) = self.citation_value() {
-            o.insert("citation".into(), citation);
-        }
-        o.insert("tree".into(), self.tree());
-        let ignored = self
-            .files
-            .iter()
-            .filter(|f| f.ignored)
-            .map(|f| Value::str(f.path.as_str()))
-            .collect();
-        o.insert("ignored".into(), Value::array(ignored));
-        o.insert("datatypes".into(), strs(self.datatypes()));
-        o.insert("modalities".into(), strs(self.modalities()));
-        // Where the dataset sits: its root folder's name and the name of the folder holding
-        // it (a derivative at `…/derivatives/<pipeline>/` has `derivatives` here).
-        let base = |p: Option<&std::path::Path>| {
-            p.and_then(|p| p.file_name())
-                .map(|n| Value::str(n.to_string_lossy().as_ref()))
-                .unwrap_or_else(|| Value::str(""))
-        };
-        o.insert("dir_name".into(), base(Some(self.root.as_path())));
-        o.insert("parent_dir_name".into(), base(self.root.parent()));
-        let mut subjects = Object::new();
-        subjects.insert("sub_dirs".into(), strs(self.sub_dirs.clone()));
-        if let Some(i) = self.index_of("/participants.tsv") {
-            let t = self.table_at(i);
-            if let Some(col) = t.table.as_ref().and_then(|t| t.column("participant_id")) {
-                subjects.insert("participant_id".into(), strs(col.to_vec()));
-            }
-        }
-        o.insert("subjects".into(), Value::object(subjects));
-        Value::object(o)
-    }
-
-    /// The parsed `CITATION.cff` at the root (YAML; a date left unquoted stays the string
-    /// it is written as); absent when there is none or it does not parse (the validator
-    /// reports why).
-    fn citation_value(&self) -> Option<Value> {
-        self.find("/CITATION.cff").filter(|f| f.readable())?;
-        let bytes = self.read_file("/CITATION.cff").ok()?;
-        serde_saphyr::from_slice::<serde_json::Value>(&bytes)
-            .ok()
-            .map(Value::from)
-    }
-
-    /// The `dataset.tree` object: directories are objects of their entries, files are
-    /// `true`. Computed once.
-    pub fn tree(&self) -> Value {
-        self.tree_value.get_or_init(|| self.build_tree()).clone()
-    }
-
-    fn build_tree(&self) -> Value {
-        #[derive(Default)]
-        struct Node(IndexMap<String, Option<Node>>);
-        fn insert(node: &mut Node, parts: &[&str], is_dir: bool) {
-            let Some((first, rest)) = parts.split_first() else {
-                return;
-            };
-            if rest.is_empty() && !is_dir {
-                node.0.entry(first.to_string()).or_insert(None);
-                return;
-            }
-            let child = node
-                .0
-                .entry(first.to_string())
-                .or_insert_with(|| Some(Node::default()));
-            if child.is_none() {
-                *child = Some(Node::default());
-            }
-            if let Some(c) = child.as_mut() {
-                insert(c, rest, is_dir);
-            }
-        }
-        fn to_value(node: &Node) -> Value {
-            let mut o = Object::with_capacity(node.0.len());
-            for (k, v) in &node.0 {
-                o.insert(
-                    k.clone(),
-                    v.as_ref().map(to_value).unwrap_or(Value::Bool(true)),
-                );
-            }
-            Value::object(o)
-        }
-        let mut root = Node::default();
-        let mut dirs: Vec<&String> = self.dir_paths.iter().collect();
-        dirs.sort();
-        for d in dirs {
-            let parts: Vec<&str> = d.trim_matches('/').split('/').collect();
-            insert(&mut root, &parts, true);
-        }
-        for f in &self.files {
-            let parts: Vec<&str> = f.path.trim_matches('/').split('/').collect();
-            insert(&mut root, &parts, false);
-        }
-        to_value(&root)
-    }
-
-    /// The `subject` object for `sub-XX` (computed once per subject).
-    pub fn subject_value(&self, sub: &str) -> Value {
-        self.subject_value_ref(sub).cloned().unwrap_or(Value::Null)
-    }
-
-    /// [`Dataset::subject_value`], borrowed (`None` for an unknown subject).
-    pub fn subject_value_ref(&self, sub: &str) -> Option<&Value> {
-        self.subject_values
-            .get(sub)
-            .map(|cell| cell.get_or_init(|| self.build_subject_value(sub)))
-    }
-
-    fn build_subject_value(&self, sub: &str) -> Value {
-        let mut sessions = Object::new();
-        sessions.insert(
-            "ses_dirs".into(),
-            strs(self.ses_dirs.get(sub).cloned().unwrap_or_default()),
-        );
-        if let Some(i) = self.index_of(&format!("/{sub}/{sub}_sessions.tsv")) {
-            let t = self.table_at(i);
-            if let Some(col) = t.table.as_ref().and_then(|t| t.column("session_id")) {
-                sessions.insert("session_id".into(), strs(col.to_vec()));
-            }
-        }
-        let mut o = Object::new();
-        o.insert("sessions".into(), Value::object(sessions));
-        Value::object(o)
-    }
-
-    /// Resolves `path` under rule `rule` (see [`Context::exists`]) from the file at
-    /// `idx`; `None` for an unknown rule.
-    pub fn exists_from(&self, idx: usize, rule: &str, path: &str) -> Option<bool> {
-        let file = self.files.get(idx);
-        let (base, rel): (String, &str) = match rule {
-            "dataset" => (String::new(), path),
-            "stimuli" => ("/stimuli".into(), path),
-            "subject" => {
-                let sub = file.and_then(|f| subject_of(&f.path));
-                match sub {
-                    Some(s) => (format!("/{s}"), path),
-                    None => return Some(false),
-                }
-            }
-            "file" => match file {
-                Some(f) => (f.dir().trim_end_matches('/').to_string(), path),
-                None => return Some(false),
-            },
-            r if r.ends_with("-uri") => {
-                // `<scheme>-uri`: a URI of that scheme naming this dataset (empty
-                // dataset name); schemes compare case-insensitively (RFC 3986).
-                let wanted = r.trim_end_matches("-uri");
-                let Some((scheme, rest)) = path.split_once(':') else {
-                    return Some(false);
-                };
-                if !scheme.eq_ignore_ascii_case(wanted) {
-                    return Some(false);
-                }
-                let Some((dsname, rel)) = rest.split_once(':') else {
-                    return Some(false);
-                };
-                if !dsname.is_empty() {
-                    return Some(false);
-                }
-                (String::new(), rel)
-            }
-            _ => return None,
-        };
-        let joined = if rel.starts_with('/') && rule == "dataset" {
-            rel.to_string()
-        } else {
-            format!("{base}/{rel}")
-        };
-        match normalize(&joined) {
-            Some(p) => Some(self.path_exists(&p)),
-            None => Some(false),
-        }
-    }
-}
-
-/// Collapses `.` and `..`; `None` when the path climbs above the root.
-fn normalize(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in path.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            c => parts.push(c),
-        }
-    }
-    Some(format!("/{}", parts.join("/")))
-}
-
-fn subject_of(path: &str) -> Option<&str> {
-    let first = path.trim_start_matches('/').split('/').next()?;
-    (first.starts_with("sub-") && path.trim_start_matches('/').len() > first.len()).then_some(first)
-}
-
-fn strs(v: Vec<String>) -> Value {
-    Value::array(v.into_iter().map(Value::from).collect())
 }
 
 fn has_ext(f: &FileEntry, exts: &[&str]) -> bool {
@@ -363,7 +147,12 @@ impl<'a> FileContext<'a> {
     fn associations(&self) -> &(Value, Vec<DatasetIssue>) {
         self.associations.get_or_init(|| {
             if self.entry().is_some() {
-                crate::assoc::associations(self)
+                crate::assoc::associations(&Subject {
+                    ds: self.ds,
+                    src: self.idx,
+                    ctx: self,
+                    context_at: &|i| self.ds.context_at(i),
+                })
             } else {
                 (Value::Null, Vec::new())
             }
@@ -516,60 +305,18 @@ impl<'a> FileContext<'a> {
     }
 }
 
-/// [`FileContext::to_json_eager`] for display: unless `full_tree`, `dataset.tree` (which
-/// lists every file) is replaced by a one-line summary. This is what `nidos context`
-/// prints.
-pub fn display_json(ctx: &FileContext<'_>, full_tree: bool) -> serde_json::Value {
-    let mut json = ctx.to_json_eager();
-    if !full_tree {
-        if let Some(tree) = json.pointer_mut("/dataset/tree") {
-            let n = ctx.dataset().files().len();
-            *tree = serde_json::Value::String(format!("({n} files; pass --tree to print)"));
-        }
-    }
-    json
-}
-
 impl Context for FileContext<'_> {
-    /// The kept parts come from [`Context::lookup_ref`]; the file's own scalars are made
-    /// here.
-    fn lookup(&self, name: &str) -> Value {
-        if let Some(v) = self.lookup_ref(name) {
-            return v.clone();
-        }
-        let Some(f) = self.entry() else {
-            return Value::Null;
-        };
-        match name {
-            "path" => Value::str(f.path.as_str()),
-            "size" => Value::Number(f.size as f64),
-            "suffix" => f
-                .name
-                .suffix
-                .as_deref()
-                .map(Value::str)
-                .unwrap_or(Value::Null),
-            "extension" => Value::str(f.name.extension.as_str()),
-            "datatype" => f.datatype.as_deref().map(Value::str).unwrap_or(Value::Null),
-            "modality" => f
-                .datatype
-                .as_deref()
-                .and_then(|d| self.ds.info.modalities.get(d))
-                .map(|m| Value::str(m.as_str()))
-                .unwrap_or(Value::Null),
-            _ => Value::Null,
-        }
-    }
-
-    fn lookup_ref(&self, name: &str) -> Option<&Value> {
+    /// The parts the context keeps (loaded on first use) are lent; the file's own
+    /// scalars are made for the call.
+    fn lookup(&self, name: &str) -> Cow<'_, Value> {
         let Some(f) = self.entry() else {
             return match name {
-                "schema" => Some(self.ds.info.value_ref()),
-                "dataset" => Some(self.ds.dataset_value_ref()),
-                _ => None,
+                "schema" => Cow::Borrowed(self.ds.info.value_ref()),
+                "dataset" => Cow::Borrowed(self.ds.dataset_value_ref()),
+                _ => Cow::Owned(Value::Null),
             };
         };
-        match name {
+        let kept = match name {
             "entities" => Some(self.entities()),
             "sidecar" => Some(&self.sidecar_merge().value),
             "associations" => Some(&self.associations().0),
@@ -583,7 +330,35 @@ impl Context for FileContext<'_> {
             "dataset" => Some(self.ds.dataset_value_ref()),
             "subject" => subject_of(&f.path).and_then(|s| self.ds.subject_value_ref(s)),
             "schema" => Some(self.ds.info.value_ref()),
+            "path" => return Cow::Owned(Value::str(f.path.as_str())),
+            "size" => return Cow::Owned(Value::Number(f.size as f64)),
+            "suffix" => {
+                return Cow::Owned(
+                    f.name
+                        .suffix
+                        .as_deref()
+                        .map(Value::str)
+                        .unwrap_or(Value::Null),
+                )
+            }
+            "extension" => return Cow::Owned(Value::str(f.name.extension.as_str())),
+            "datatype" => {
+                return Cow::Owned(f.datatype.as_deref().map(Value::str).unwrap_or(Value::Null))
+            }
+            "modality" => {
+                return Cow::Owned(
+                    f.datatype
+                        .as_deref()
+                        .and_then(|d| self.ds.info.modalities.get(d))
+                        .map(|m| Value::str(m.as_str()))
+                        .unwrap_or(Value::Null),
+                )
+            }
             _ => None,
+        };
+        match kept {
+            Some(v) => Cow::Borrowed(v),
+            None => Cow::Owned(Value::Null),
         }
     }
 
@@ -594,90 +369,4 @@ impl Context for FileContext<'_> {
     fn names(&self) -> Vec<String> {
         CONTEXT_NAMES.iter().map(|s| s.to_string()).collect()
     }
-}
-
-/// A dataset opened for one of its files: what `nidos context`, `nidos eval --dataset
-/// DIR --file PATH` and the REPL's `:file PATH` use.
-///
-/// It is itself a [`Context`] (owning, so it can be boxed as `Box<dyn Context>`): each
-/// root value is computed on first lookup and kept.
-#[derive(Debug)]
-pub struct OpenedFile {
-    pub dataset: Dataset,
-    pub index: usize,
-    cache: std::sync::Mutex<std::collections::HashMap<String, Value>>,
-}
-
-impl Context for OpenedFile {
-    fn lookup(&self, name: &str) -> Value {
-        if let Ok(cache) = self.cache.lock() {
-            if let Some(v) = cache.get(name) {
-                return v.clone();
-            }
-        }
-        let v = self.context().lookup(name);
-        if let Ok(mut cache) = self.cache.lock() {
-            cache.insert(name.to_string(), v.clone());
-        }
-        v
-    }
-
-    fn exists(&self, rule: &str, path: &str) -> Option<bool> {
-        self.dataset.exists_from(self.index, rule, path)
-    }
-
-    fn names(&self) -> Vec<String> {
-        CONTEXT_NAMES.iter().map(|s| s.to_string()).collect()
-    }
-}
-
-impl OpenedFile {
-    /// The file's context.
-    pub fn context(&self) -> FileContext<'_> {
-        self.dataset.context_at(self.index)
-    }
-
-    pub fn entry(&self) -> &FileEntry {
-        &self.dataset.files[self.index]
-    }
-}
-
-/// Opens the dataset at `dir` and finds `file` in it. `file` is dataset-relative
-/// (`/sub-01/anat/x.nii` or `sub-01/anat/x.nii`) or a filesystem path inside `dir`.
-pub fn open_file_context(
-    dir: &Path,
-    file: &str,
-    schema: &nidos_schema::Schema,
-    opts: &OpenOptions,
-) -> Result<OpenedFile, DatasetError> {
-    let dataset = Dataset::open(dir, schema, opts)?;
-    let index = locate(&dataset, dir, file).ok_or_else(|| DatasetError::NoSuchFile {
-        root: dir.to_path_buf(),
-        path: file.to_string(),
-    })?;
-    Ok(OpenedFile {
-        dataset,
-        index,
-        cache: Default::default(),
-    })
-}
-
-/// Finds a file given as a dataset-relative path or a filesystem path.
-pub fn locate(ds: &Dataset, dir: &Path, file: &str) -> Option<usize> {
-    if let Some(i) = ds.index_of(file.trim_end_matches('/')) {
-        return Some(i);
-    }
-    let p = Path::new(file);
-    let rel = p
-        .strip_prefix(dir)
-        .ok()
-        .map(Path::to_path_buf)
-        .or_else(|| {
-            ds.fs
-                .canonicalize(p)
-                .ok()
-                .and_then(|c| c.strip_prefix(&ds.root).ok().map(Path::to_path_buf))
-        })?;
-    let rel = rel.to_string_lossy().replace('\\', "/");
-    ds.index_of(rel.trim_end_matches('/'))
 }

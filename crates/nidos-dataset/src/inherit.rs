@@ -1,14 +1,12 @@
-//! The inheritance principle: files that apply to a data file are searched from its
-//! directory up to the dataset root; a candidate shares the suffix, has one of the
-//! target extensions, and its entities are a subset of the data file's. Sidecars merge
-//! root → deep, a deeper value overriding a shallower one.
+//! The inheritance principle, as a search of the walked tree: files that apply to a data
+//! file are searched from its directory up to the dataset root; a candidate shares the
+//! suffix, has one of the target extensions, and its entities are a subset of the data
+//! file's. Nothing is read here: merging the sidecars found is loading
+//! ([`crate::load::sidecar`]), associations are [`crate::assoc`].
 
-use std::hash::{BuildHasher, Hash, Hasher};
-
-use indexmap::IndexMap;
-use nidos_expr::{Object, Value};
-
-use crate::dataset::{Dataset, DatasetIssue, Severity};
+use crate::dataset::FileTree;
+use crate::entry::{DatasetIssue, Severity};
+use crate::index::entity_key;
 
 /// What to look for.
 pub(crate) struct Target<'a> {
@@ -40,7 +38,7 @@ pub(crate) fn dir_chain(dir: &str) -> Vec<&str> {
 /// level's files of the suffix are scanned, unless the entity index is cheaper: when
 /// no entity is free, a file's few entities give `2^n` subsets per extension to look
 /// up, which beats scanning a directory with more files of the suffix than that.
-pub(crate) fn walk_back(ds: &Dataset, src: usize, t: &Target<'_>) -> Vec<Vec<usize>> {
+pub(crate) fn walk_back(ds: &FileTree, src: usize, t: &Target<'_>) -> Vec<Vec<usize>> {
     let file = &ds.files[src];
     if t.suffix.is_none() && (file.name.suffix.is_none() || !file.name.stray.is_empty()) {
         return same_stem(ds, src, t.extensions);
@@ -89,25 +87,10 @@ pub(crate) fn walk_back(ds: &Dataset, src: usize, t: &Target<'_>) -> Vec<Vec<usi
 /// Files with more entities than this are looked up by scanning their directory.
 const MAX_SUBSET_ENTITIES: usize = 10;
 
-/// The index key of a file: a hash of its directory, suffix, extension and entities
-/// sorted by key (distinct tuples rarely share one; lookups check what they find).
-pub(crate) fn entity_key(
-    state: &impl BuildHasher,
-    (dir, suffix, extension): (&str, &str, &str),
-    sorted_pairs: &[(&str, &str)],
-) -> u64 {
-    let mut h = state.build_hasher();
-    (dir, suffix, extension).hash(&mut h);
-    for pair in sorted_pairs {
-        pair.hash(&mut h);
-    }
-    h.finish()
-}
-
 /// A name that is not entities plus a suffix (`phenotype/celf-5.tsv`,
 /// `phenotype/acds_adult.tsv`) has no inheritance chain: only the file of the same stem
 /// with one of the extensions, in its own directory, applies to it.
-fn same_stem(ds: &Dataset, src: usize, extensions: &[String]) -> Vec<Vec<usize>> {
+fn same_stem(ds: &FileTree, src: usize, extensions: &[String]) -> Vec<Vec<usize>> {
     let file = &ds.files[src];
     let found: Vec<usize> = extensions
         .iter()
@@ -124,7 +107,7 @@ fn same_stem(ds: &Dataset, src: usize, extensions: &[String]) -> Vec<Vec<usize>>
 /// The candidates of one level of [`walk_back`] through the entity index: each subset
 /// of the file's entities is looked up directly (ascending, without duplicates).
 fn subset_lookup(
-    ds: &Dataset,
+    ds: &FileTree,
     src: usize,
     (dir, suffix): (&str, &str),
     extensions: &[String],
@@ -157,7 +140,7 @@ fn subset_lookup(
 
 /// Picks one candidate of a level: the only one, or the one whose entities equal the
 /// source's; `None` when the level is ambiguous.
-pub(crate) fn pick(ds: &Dataset, src: usize, cands: &[usize]) -> Option<usize> {
+pub(crate) fn pick(ds: &FileTree, src: usize, cands: &[usize]) -> Option<usize> {
     if cands.len() == 1 {
         return Some(cands[0]);
     }
@@ -170,7 +153,7 @@ pub(crate) fn pick(ds: &Dataset, src: usize, cands: &[usize]) -> Option<usize> {
     (exact.len() == 1).then(|| exact[0])
 }
 
-pub(crate) fn ambiguity(ds: &Dataset, src: usize, what: &str, cands: &[usize]) -> DatasetIssue {
+pub(crate) fn ambiguity(ds: &FileTree, src: usize, what: &str, cands: &[usize]) -> DatasetIssue {
     let names: Vec<&str> = cands.iter().map(|&i| ds.files[i].path.as_str()).collect();
     DatasetIssue::new(
         "MULTIPLE_INHERITABLE_FILES",
@@ -183,50 +166,16 @@ pub(crate) fn ambiguity(ds: &Dataset, src: usize, what: &str, cands: &[usize]) -
     )
 }
 
-/// A value set by a shallower sidecar and replaced by a deeper one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SidecarOverride {
-    pub key: String,
-    /// The sidecar whose value was replaced.
-    pub shallow: String,
-    /// The sidecar whose value won.
-    pub deep: String,
-}
-
-/// The merged sidecar of one file.
-#[derive(Clone, Debug, Default)]
-pub struct SidecarMerge {
-    /// The merged object (`Value::Object`, empty when no sidecar applies).
-    pub value: Value,
-    /// Per key: the sidecar that set the final value.
-    pub sources: IndexMap<String, String>,
-    /// Keys whose value a deeper sidecar changed.
-    pub overrides: Vec<SidecarOverride>,
-    /// The sidecars merged, root first.
-    pub files: Vec<String>,
-    /// Ambiguities found while searching.
-    pub issues: Vec<DatasetIssue>,
-}
-
-/// Whether a deeper value counts as overriding a shallower one: scalars when they
-/// differ; arrays and objects always (re-stating a structured value is an override even
-/// when equal, as the reference validator counts it, comparing them by identity).
-fn overrides(old: &Value, new: &Value) -> bool {
-    match (old, new) {
-        (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => true,
-        _ => old != new,
-    }
-}
-
-/// Merges the sidecars of file `src` (`.json` files themselves get an empty sidecar).
-pub(crate) fn merge_sidecars(ds: &Dataset, src: usize) -> SidecarMerge {
-    let file = &ds.files[src];
-    let mut out = SidecarMerge {
-        value: Value::object(Object::new()),
-        ..Default::default()
+/// The sidecars that apply to file `src` (indices into [`FileTree::files`], root first),
+/// and an issue for each level where more than one applies and none is picked (that
+/// level is left out of the chain). Empty for a JSON file: sidecars inherit nothing.
+pub(crate) fn sidecar_chain(tree: &FileTree, src: usize) -> (Vec<usize>, Vec<DatasetIssue>) {
+    let mut issues = Vec::new();
+    let Some(file) = tree.files.get(src) else {
+        return (Vec::new(), issues);
     };
     if file.name.extension == ".json" {
-        return out;
+        return (Vec::new(), issues);
     }
     let exts = [".json".to_string()];
     let t = Target {
@@ -236,38 +185,14 @@ pub(crate) fn merge_sidecars(ds: &Dataset, src: usize) -> SidecarMerge {
         inherit: true,
     };
     let mut chain = Vec::new();
-    for level in walk_back(ds, src, &t) {
-        match pick(ds, src, &level) {
+    for level in walk_back(tree, src, &t) {
+        match pick(tree, src, &level) {
             Some(i) => chain.push(i),
-            None => out.issues.push(ambiguity(ds, src, "sidecar", &level)),
+            None => issues.push(ambiguity(tree, src, "sidecar", &level)),
         }
     }
     chain.reverse();
-    let mut merged = Object::new();
-    for i in chain {
-        let path = &ds.files[i].path;
-        let loaded = ds.json_at(i);
-        if let Some(obj) = loaded.value.as_object() {
-            for (k, v) in obj {
-                if let Some(old) = merged.get(k) {
-                    if overrides(old, v) {
-                        if let Some(prev) = out.sources.get(k) {
-                            out.overrides.push(SidecarOverride {
-                                key: k.clone(),
-                                shallow: prev.clone(),
-                                deep: path.clone(),
-                            });
-                        }
-                    }
-                }
-                merged.insert(k.clone(), v.clone());
-                out.sources.insert(k.clone(), path.clone());
-            }
-        }
-        out.files.push(path.clone());
-    }
-    out.value = Value::object(merged);
-    out
+    (chain, issues)
 }
 
 #[cfg(test)]

@@ -15,30 +15,42 @@
 //! Architecture invariants: nothing is read outside the dataset root through a context
 //! (`exists()` works on the walked tree; links leaving the dataset are never read); each
 //! file's content is parsed at most once per dataset; a bad file is an issue, never a panic.
+//!
+//! Layers, each module using only those before it (no import cycles):
+//! `fs`, `filename`, `loaders`, `entry`, `schema_info` (plain types) → `walk` → `index`
+//! (lookup indexes) → `dataset` ([`FileTree`]: walk and indexes) → `inherit` (the
+//! inheritance search over the tree) → `load` ([`Dataset`]: the tree plus the caches of
+//! parsed content; sidecar merging; dataset-level values) → `assoc` (associations) →
+//! `context` ([`FileContext`]) → `opened`, `query`. `build_path` and `write` stand
+//! apart.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod assoc;
 pub mod build_path;
 pub mod context;
 pub mod dataset;
+pub mod entry;
 pub mod filename;
 pub mod fs;
+mod index;
 pub mod inherit;
 pub mod load;
 pub mod loaders;
+pub mod opened;
 pub mod query;
+pub mod schema_info;
 mod walk;
 pub mod write;
 
-pub use context::{
-    display_json, locate, open_file_context, FileContext, OpenedFile, CONTEXT_NAMES,
-};
-pub use dataset::{
-    Dataset, DatasetError, DatasetIssue, FileEntry, OpenOptions, SchemaInfo, Severity,
-};
+pub use context::{FileContext, CONTEXT_NAMES};
+pub use dataset::{derivative_datasets, FileTree};
+pub use entry::{DatasetError, DatasetIssue, FileEntry, OpenOptions, Severity};
 pub use filename::{parse_name, NameTable, ParsedName};
 pub use fs::{Fs, MemFs, OsFs};
-pub use inherit::{SidecarMerge, SidecarOverride};
+pub use load::sidecar::{SidecarMerge, SidecarOverride};
+pub use load::Dataset;
+pub use opened::{display_json, locate, open_file_context, OpenedFile};
+pub use schema_info::SchemaInfo;
 
 #[cfg(test)]
 mod tests {

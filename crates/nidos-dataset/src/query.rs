@@ -9,12 +9,13 @@
 //! rules, when [`Query::derivatives`] is set.
 //!
 //! ```ignore
-//! use nidos_dataset::query::{query_dataset, Query};
+//! use nidos_dataset::query::{query, Query};
 //! let schema = nidos_schema::Schema::bundled()?;
 //! let mut q = Query::default();
 //! q.entity("sub", &["01", "02"]).suffix(&["bold"]).extension(&[".nii*"]);
 //! q.with_metadata = true;
-//! let result = query_dataset("ds".as_ref(), &schema, &Default::default(), &q)?;
+//! let mut result = query("ds".as_ref(), &schema, &Default::default(), &q)?;
+//! result.attach_metadata();
 //! for m in &result.matches {
 //!     println!("{} {:?}", m.path, m.metadata.as_ref().and_then(|s| s.get("RepetitionTime")));
 //! }
@@ -29,8 +30,10 @@ use indexmap::IndexMap;
 use nidos_schema::{FileRule, Schema};
 use rayon::prelude::*;
 
-use crate::dataset::{Dataset, DatasetError, FileEntry, OpenOptions};
-use crate::inherit::{pick, walk_back, Target};
+use crate::entry::{DatasetError, FileEntry, OpenOptions};
+use crate::inherit::sidecar_chain;
+use crate::load::sidecar::merge_chain;
+use crate::load::Dataset;
 
 pub use crate::build_path::{build_path, PathError};
 
@@ -201,17 +204,6 @@ pub struct Match {
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
-/// The answer to a query over a dataset tree.
-#[derive(Clone, Debug, Default)]
-pub struct QueryResult {
-    pub matches: Vec<Match>,
-    /// Files the schema's file rules do not accept (not listed; the validator reports
-    /// them as `NOT_INCLUDED`).
-    pub rejected: usize,
-    /// Files under derivative datasets that were not queried (`derivatives` unset).
-    pub derivative_files: usize,
-}
-
 /// Whether a dataset declares itself a derivative (`DatasetType`, else `GeneratedBy`),
 /// deciding whether derivative file rules apply, as the validator does.
 pub fn is_derivative(ds: &Dataset) -> bool {
@@ -308,60 +300,19 @@ pub struct SharedMetadata {
     pub of_match: Vec<usize>,
 }
 
-/// The answer to a query whose matches carry no metadata of their own: with
-/// [`Query::with_metadata`], `metadata` holds it, shared between matches.
-#[derive(Debug)]
-pub struct SharedQueryResult {
-    /// Matches with `metadata` left `None`.
-    pub result: QueryResult,
-    pub metadata: Option<SharedMetadata>,
-    /// The datasets opened to answer (the root first, then derivative datasets), kept so
-    /// a caller can look up more about the matches; a command-line caller about to exit
-    /// may skip freeing them (`std::mem::forget`).
-    pub datasets: Vec<Dataset>,
-}
-
-/// The sidecars a file inherits (indices into [`Dataset::files`], root first): the
-/// files whose merge is its metadata. Empty for a JSON file (sidecars have none).
-fn sidecar_chain(ds: &Dataset, src: usize) -> Vec<usize> {
-    let Some(file) = ds.files().get(src) else {
-        return Vec::new();
-    };
-    if file.name.extension == ".json" {
-        return Vec::new();
-    }
-    let exts = [".json".to_string()];
-    let t = Target {
-        suffix: None,
-        extensions: &exts,
-        free_entities: &[],
-        inherit: true,
-    };
-    let mut chain: Vec<usize> = walk_back(ds, src, &t)
-        .iter()
-        .filter_map(|level| pick(ds, src, level))
-        .collect();
-    chain.reverse();
-    chain
-}
-
-/// The merge of a sidecar chain (root first): a deeper sidecar's value replaces a
-/// shallower one's in place, as [`crate::FileContext::sidecar_merge`] merges them.
+/// The merge of a sidecar chain (root first) as JSON: the context's merge
+/// ([`crate::load::sidecar::merge_chain`]), so a query's metadata is the `sidecar` rules
+/// see.
 fn merged_json(ds: &Dataset, chain: &[usize]) -> serde_json::Map<String, serde_json::Value> {
-    let mut out = serde_json::Map::new();
-    for &i in chain {
-        if let Some(obj) = ds.json_at(i).value.as_object() {
-            for (k, v) in obj {
-                out.insert(k.clone(), v.to_json());
-            }
-        }
+    match merge_chain(ds, chain).value.to_json() {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
     }
-    out
 }
 
 /// The files of one opened dataset that the query matches (paths get `prefix`), their
 /// metadata (with [`Query::with_metadata`]) appended to `shared`.
-pub fn query_shared(
+fn query_one(
     schema: &Schema,
     ds: &Dataset,
     q: &Query,
@@ -421,7 +372,7 @@ pub fn query_shared(
     let built: Vec<(Match, Vec<usize>)> = selected
         .par_iter()
         .with_min_len(256)
-        .map(|&i| (build(i), sidecar_chain(ds, i)))
+        .map(|&i| (build(i), sidecar_chain(ds, i).0))
         .collect();
     let mut ids: HashMap<Vec<usize>, usize> = HashMap::new();
     let mut chains: Vec<Vec<usize>> = Vec::new();
@@ -448,79 +399,58 @@ pub fn query_shared(
     Ok((matches, rejected))
 }
 
-/// The files of one opened dataset that the query matches (paths get `prefix`).
-pub fn query(
-    schema: &Schema,
-    ds: &Dataset,
-    q: &Query,
-    prefix: &str,
-) -> Result<(Vec<Match>, usize), QueryError> {
-    let mut shared = SharedMetadata::default();
-    let (mut matches, rejected) = query_shared(schema, ds, q, prefix, &mut shared)?;
-    if q.with_metadata {
-        attach(&mut matches, &shared);
-    }
-    Ok((matches, rejected))
+/// The answer to a query over a dataset tree.
+#[derive(Debug, Default)]
+pub struct QueryResult {
+    /// The files matched: the root dataset's in path order, then each derivative
+    /// dataset's. Their `metadata` is `None` until [`QueryResult::attach_metadata`].
+    pub matches: Vec<Match>,
+    /// Files the schema's file rules do not accept (not listed; the validator reports
+    /// them as `NOT_INCLUDED`).
+    pub rejected: usize,
+    /// Files under derivative datasets that were not queried (`derivatives` unset).
+    pub derivative_files: usize,
+    /// With [`Query::with_metadata`]: the matches' merged sidecars, each distinct one
+    /// once (cheaper than a copy per match for large listings).
+    pub metadata: Option<SharedMetadata>,
+    /// The datasets opened to answer (the root first, then derivative datasets), kept so
+    /// a caller can look up more about the matches; a command-line caller about to exit
+    /// may skip freeing them (`std::mem::forget`).
+    pub datasets: Vec<Dataset>,
 }
 
-/// Gives each match its own copy of its shared metadata.
-fn attach(matches: &mut [Match], shared: &SharedMetadata) {
-    for (m, &id) in matches.iter_mut().zip(&shared.of_match) {
-        m.metadata = Some(shared.objects.get(id).cloned().unwrap_or_default());
+impl QueryResult {
+    /// Gives each match its own copy of its merged sidecar (with
+    /// [`Query::with_metadata`]; otherwise nothing changes).
+    pub fn attach_metadata(&mut self) {
+        let Some(shared) = &self.metadata else {
+            return;
+        };
+        for (m, &id) in self.matches.iter_mut().zip(&shared.of_match) {
+            m.metadata = Some(shared.objects.get(id).cloned().unwrap_or_default());
+        }
     }
-}
-
-/// The derivative datasets of an opened dataset: `derivatives/<name>` directories
-/// holding a `dataset_description.json`, sorted.
-pub fn derivative_datasets(ds: &Dataset) -> Vec<String> {
-    let mut out: Vec<String> = ds
-        .files()
-        .iter()
-        .filter_map(|f| {
-            let rest = f.path.strip_prefix("/derivatives/")?;
-            let (name, file) = rest.split_once('/')?;
-            (file == "dataset_description.json").then(|| format!("derivatives/{name}"))
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// Opens the dataset at `root` and answers `q` (and over its derivative datasets when
-/// `q.derivatives` is set).
-pub fn query_dataset(
+/// `q.derivatives` is set): the one entry point of queries.
+pub fn query(
     root: &Path,
     schema: &Schema,
     opts: &OpenOptions,
     q: &Query,
 ) -> Result<QueryResult, QueryError> {
-    let mut r = query_dataset_shared(root, schema, opts, q)?;
-    if let Some(shared) = &r.metadata {
-        attach(&mut r.result.matches, shared);
-    }
-    Ok(r.result)
-}
-
-/// Like [`query_dataset`], but the matches' metadata is shared between files inheriting
-/// the same sidecars instead of copied into each match (cheaper for large listings).
-pub fn query_dataset_shared(
-    root: &Path,
-    schema: &Schema,
-    opts: &OpenOptions,
-    q: &Query,
-) -> Result<SharedQueryResult, QueryError> {
     q.compile(schema)?;
     let ds = Dataset::open(root, schema, opts)?;
     let mut shared = SharedMetadata::default();
-    let (mut matches, mut rejected) = query_shared(schema, &ds, q, "", &mut shared)?;
-    let derivs = derivative_datasets(&ds);
+    let (mut matches, mut rejected) = query_one(schema, &ds, q, "", &mut shared)?;
+    let derivs = ds.derivative_datasets();
     let mut derivative_files = 0;
     let mut subs = Vec::new();
     if q.derivatives {
         for d in &derivs {
             let sub = Dataset::open(&ds.root().join(d), schema, opts)?;
-            let (m, r) = query_shared(schema, &sub, q, d, &mut shared)?;
+            let (m, r) = query_one(schema, &sub, q, d, &mut shared)?;
             matches.extend(m);
             rejected += r;
             subs.push(sub);
@@ -539,12 +469,10 @@ pub fn query_dataset_shared(
             })
             .count();
     }
-    Ok(SharedQueryResult {
-        result: QueryResult {
-            matches,
-            rejected,
-            derivative_files,
-        },
+    Ok(QueryResult {
+        matches,
+        rejected,
+        derivative_files,
         metadata: q.with_metadata.then_some(shared),
         datasets: std::iter::once(ds).chain(subs).collect(),
     })

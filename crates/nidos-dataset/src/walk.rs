@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::dataset::{DatasetIssue, FileEntry, SchemaInfo, Severity};
+use crate::entry::{DatasetIssue, FileEntry, Severity};
 use crate::filename::parse_name;
 use crate::fs::{Fs, Kind};
+use crate::schema_info::SchemaInfo;
 
 /// Deepest directory nesting followed.
 const MAX_DEPTH: usize = 64;

@@ -250,7 +250,7 @@ fn run_case(path: &Path, info: &Arc<SchemaInfo>) -> Result<(), String> {
         if let Some(frags) = expect.get("context").and_then(Json::as_object) {
             for (name, want) in frags {
                 let mut parts = name.split('.');
-                let mut v = ctx.lookup(parts.next().unwrap());
+                let mut v = ctx.lookup(parts.next().unwrap()).into_owned();
                 for p in parts {
                     v = v.get(p);
                 }

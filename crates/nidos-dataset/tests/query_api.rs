@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use indexmap::IndexMap;
-use nidos_dataset::query::{build_path, entity_values, query_dataset, PathError, Query};
+use nidos_dataset::query::{build_path, entity_values, query, PathError, Query, QueryResult};
 use nidos_dataset::{Dataset, OpenOptions};
 
 fn put(root: &Path, rel: &str, content: &str) {
@@ -61,8 +61,20 @@ fn schema() -> nidos_schema::Schema {
     nidos_schema::Schema::bundled().unwrap()
 }
 
+/// [`query`], each match given its own metadata.
+fn query_with_metadata(
+    root: &Path,
+    schema: &nidos_schema::Schema,
+    opts: &OpenOptions,
+    q: &Query,
+) -> Result<QueryResult, nidos_dataset::query::QueryError> {
+    let mut r = query(root, schema, opts, q)?;
+    r.attach_metadata();
+    Ok(r)
+}
+
 fn paths(q: &Query, root: &Path) -> Vec<String> {
-    let r = query_dataset(root, &schema(), &OpenOptions::default(), q).unwrap();
+    let r = query_with_metadata(root, &schema(), &OpenOptions::default(), q).unwrap();
     r.matches.into_iter().map(|m| m.path).collect()
 }
 
@@ -97,7 +109,7 @@ fn filters() {
     );
     let mut q = Query::default();
     q.entity("nosuch", &["x"]);
-    assert!(query_dataset(root, &schema(), &OpenOptions::default(), &q).is_err());
+    assert!(query_with_metadata(root, &schema(), &OpenOptions::default(), &q).is_err());
 }
 
 #[test]
@@ -109,7 +121,7 @@ fn metadata_rejected_and_derivatives() {
         .suffix(&["bold"])
         .extension(&[".nii.gz"]);
     q.with_metadata = true;
-    let r = query_dataset(root, &schema(), &OpenOptions::default(), &q).unwrap();
+    let r = query_with_metadata(root, &schema(), &OpenOptions::default(), &q).unwrap();
     let tr: Vec<_> = r
         .matches
         .iter()
@@ -127,7 +139,7 @@ fn metadata_rejected_and_derivatives() {
     q.suffix(&["mask"]);
     assert!(paths(&q, root).is_empty());
     q.derivatives = true;
-    let r = query_dataset(root, &schema(), &OpenOptions::default(), &q).unwrap();
+    let r = query_with_metadata(root, &schema(), &OpenOptions::default(), &q).unwrap();
     assert_eq!(r.matches.len(), 1);
     assert_eq!(r.matches[0].dataset, "derivatives/prep");
     assert_eq!(
@@ -204,4 +216,58 @@ fn path_errors_name_the_rule() {
         p,
         "sub-01/ses-pre/func/sub-01_ses-pre_task-rest_run-1_bold.nii.gz"
     );
+}
+
+/// Every match's metadata is the merged sidecar the file's context gives rules (one
+/// merge serves both), on the fixture with an ambiguous level added and on a few
+/// conformance examples when `../shared` is present.
+#[test]
+fn metadata_is_the_context_sidecar() {
+    let tmp = fixture();
+    // Two sidecars at one level, neither with all of the file's entities: ambiguous,
+    // left out of the merge by both.
+    put(
+        tmp.path(),
+        "sub-01/func/sub-01_task-rest_bold.json",
+        r#"{"RepetitionTime": 5}"#,
+    );
+    put(
+        tmp.path(),
+        "sub-01/func/sub-01_run-1_bold.json",
+        r#"{"RepetitionTime": 6}"#,
+    );
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/examples");
+    let mut roots = vec![tmp.path().to_path_buf()];
+    for name in ["ds001", "eeg_matchingpennies", "ds000117", "asl001"] {
+        let p = shared.join(name);
+        if p.is_dir() {
+            roots.push(p);
+        } else {
+            eprintln!("skipping {}: absent", p.display());
+        }
+    }
+    let schema = schema();
+    let q = Query {
+        with_metadata: true,
+        ..Query::default()
+    };
+    for root in roots {
+        let r = query_with_metadata(&root, &schema, &OpenOptions::default(), &q).unwrap();
+        let ds = Dataset::open(&root, &schema, &OpenOptions::default()).unwrap();
+        assert!(!r.matches.is_empty(), "{}", root.display());
+        for m in &r.matches {
+            let ctx = ds.context(ds.find(&m.path).unwrap());
+            let want = nidos_expr::Context::lookup(&ctx, "sidecar").to_json();
+            let got = serde_json::Value::Object(m.metadata.clone().unwrap());
+            assert_eq!(got, want, "{} in {}", m.path, root.display());
+        }
+    }
+    // The ambiguous level is left out: the root sidecar's value stands.
+    let r = query_with_metadata(tmp.path(), &schema, &OpenOptions::default(), &q).unwrap();
+    let m = r
+        .matches
+        .iter()
+        .find(|m| m.path == "sub-01/func/sub-01_task-rest_run-1_bold.nii.gz")
+        .unwrap();
+    assert_eq!(m.metadata.as_ref().unwrap()["RepetitionTime"], 2);
 }

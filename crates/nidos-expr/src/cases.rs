@@ -41,7 +41,7 @@ pub struct CaseContext {
 }
 
 impl Context for CaseContext {
-    fn lookup(&self, name: &str) -> Value {
+    fn lookup(&self, name: &str) -> std::borrow::Cow<'_, Value> {
         self.scope.lookup(name)
     }
     fn exists(&self, rule: &str, path: &str) -> Option<bool> {

@@ -1,6 +1,8 @@
 //! How an expression reads the world: the root scope, resolved through a trait so a
 //! file's context can be built lazily (only the parts an expression touches).
 
+use std::borrow::Cow;
+
 use crate::value::{Object, Value};
 
 /// The root scope an expression is evaluated against.
@@ -8,16 +10,12 @@ use crate::value::{Object, Value};
 /// `lookup` is called with the first name of a path (`sidecar` in `sidecar.EchoTime`);
 /// the interpreter walks the rest. Implementations may compute parts on first use.
 pub trait Context {
-    /// The value bound to a root name; `Value::Null` when the name is unbound.
-    fn lookup(&self, name: &str) -> Value;
-
-    /// The value bound to a root name, borrowed from the context when it keeps one;
-    /// `None` means "ask [`Context::lookup`]". When it answers, it must answer what
-    /// `lookup` would. Borrowing spares the evaluator a reference-count update per
-    /// lookup on values that many threads share (the dataset, shared sidecars).
-    fn lookup_ref(&self, _name: &str) -> Option<&Value> {
-        None
-    }
+    /// The value bound to a root name; `Value::Null` when the name is unbound. A context
+    /// that keeps the value lends it (`Cow::Borrowed`), one that makes it for the call
+    /// gives it away (`Cow::Owned`). Lending spares the evaluator a reference-count
+    /// update per lookup on values that many threads share (the dataset, shared
+    /// sidecars).
+    fn lookup(&self, name: &str) -> Cow<'_, Value>;
 
     /// Backs the `exists(paths, rule)` function: whether one path exists under a rule
     /// (`dataset`, `subject`, `stimuli`, `file`, or `<scheme>-uri` such as `std-uri`/`bids-uri`).
@@ -53,12 +51,11 @@ impl ObjectContext {
 }
 
 impl Context for ObjectContext {
-    fn lookup(&self, name: &str) -> Value {
-        self.root.get(name).cloned().unwrap_or(Value::Null)
-    }
-
-    fn lookup_ref(&self, name: &str) -> Option<&Value> {
-        self.root.get(name)
+    fn lookup(&self, name: &str) -> Cow<'_, Value> {
+        match self.root.get(name) {
+            Some(v) => Cow::Borrowed(v),
+            None => Cow::Owned(Value::Null),
+        }
     }
 
     fn names(&self) -> Vec<String> {
@@ -68,7 +65,7 @@ impl Context for ObjectContext {
 
 /// The empty context.
 impl Context for () {
-    fn lookup(&self, _name: &str) -> Value {
-        Value::Null
+    fn lookup(&self, _name: &str) -> Cow<'_, Value> {
+        Cow::Owned(Value::Null)
     }
 }

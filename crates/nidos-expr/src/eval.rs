@@ -22,10 +22,7 @@ pub(crate) fn eval_cow<'a>(expr: &'a Expr, ctx: &'a dyn Context) -> Cow<'a, Valu
         Expr::Literal(v) => Cow::Borrowed(v),
         Expr::Name(n) => match n.as_ref() {
             "true" | "false" | "null" => Cow::Owned(lookup_root(n, ctx)),
-            _ => match ctx.lookup_ref(n) {
-                Some(v) => Cow::Borrowed(v),
-                None => Cow::Owned(ctx.lookup(n)),
-            },
+            _ => ctx.lookup(n),
         },
         Expr::Member(obj, name) => match eval_cow(obj, ctx) {
             Cow::Borrowed(Value::Object(o)) => match o.get(name.as_ref()) {
@@ -52,7 +49,7 @@ fn lookup_root(name: &str, ctx: &dyn Context) -> Value {
         "true" => Value::Bool(true),
         "false" => Value::Bool(false),
         "null" => Value::Null,
-        _ => ctx.lookup(name),
+        _ => ctx.lookup(name).into_owned(),
     }
 }
 

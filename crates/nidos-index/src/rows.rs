@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use indexmap::IndexMap;
-use nidos_dataset::query::{query_dataset_shared, Query};
+use nidos_dataset::query::{query, Query};
 use nidos_dataset::OpenOptions;
 use nidos_schema::Schema;
 use serde_json::{Map, Value};
@@ -53,15 +53,14 @@ pub fn index_dataset(
         with_metadata: true,
         ..Query::default()
     };
-    let found =
-        query_dataset_shared(root, schema, opts, &q).map_err(|source| IndexError::Query {
-            root: root.to_path_buf(),
-            source,
-        })?;
+    let found = query(root, schema, opts, &q).map_err(|source| IndexError::Query {
+        root: root.to_path_buf(),
+        source,
+    })?;
     let shared = found.metadata.unwrap_or_default();
     let ds = found.datasets.first();
-    let mut rows = Vec::with_capacity(found.result.matches.len());
-    for (i, m) in found.result.matches.into_iter().enumerate() {
+    let mut rows = Vec::with_capacity(found.matches.len());
+    for (i, m) in found.matches.into_iter().enumerate() {
         let mut entities = IndexMap::new();
         let mut extra_entities = IndexMap::new();
         for (long, value) in m.entities {

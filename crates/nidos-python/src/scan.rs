@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
-use nidos_dataset::query::{query_dataset_shared, Query};
+use nidos_dataset::query::{query, Query};
 use nidos_dataset::OpenOptions;
 use pyo3::prelude::*;
 use serde_json::{json, Value};
@@ -42,7 +42,7 @@ pub fn scan_json(
             with_metadata: true,
             ..Query::default()
         };
-        let found = query_dataset_shared(&root, &schema, &OpenOptions::default(), &q)
+        let found = query(&root, &schema, &OpenOptions::default(), &q)
             .map_err(|e| dataset_error(&root, e))?;
         let shared = found.metadata.unwrap_or_default();
         let top = found.datasets.first().map(|d| d.root().to_path_buf());
@@ -61,7 +61,7 @@ pub fn scan_json(
             sets.insert(name.clone(), (ds.root().to_path_buf(), Vec::new()));
             by_name.insert(name, ds);
         }
-        for (i, m) in found.result.matches.into_iter().enumerate() {
+        for (i, m) in found.matches.into_iter().enumerate() {
             let rel = match m.dataset.as_str() {
                 "" => m.path.as_str(),
                 d => m

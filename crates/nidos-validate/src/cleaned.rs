@@ -1,6 +1,8 @@
 //! The view of a file's context that rules see: the lookups that selectors index on
 //! answered from precomputed keys, the rest from the file's context.
 
+use std::borrow::Cow;
+
 use crate::rule_index::KEYS;
 use nidos_dataset::FileContext;
 use nidos_expr::{Context, Object, Value};
@@ -29,19 +31,19 @@ impl<'a, 'd> Cleaned<'a, 'd> {
         Cleaned {
             inner,
             entities,
-            path: inner.lookup("path"),
+            path: inner.lookup("path").into_owned(),
             suffix: if blank_suffix {
                 Value::str("")
             } else {
-                inner.lookup("suffix")
+                inner.lookup("suffix").into_owned()
             },
             extension: if blank_extension {
                 Value::str("")
             } else {
-                inner.lookup("extension")
+                inner.lookup("extension").into_owned()
             },
-            datatype: inner.lookup("datatype"),
-            modality: inner.lookup("modality"),
+            datatype: inner.lookup("datatype").into_owned(),
+            modality: inner.lookup("modality").into_owned(),
         }
     }
 
@@ -58,25 +60,15 @@ impl<'a, 'd> Cleaned<'a, 'd> {
 }
 
 impl Context for Cleaned<'_, '_> {
-    fn lookup(&self, name: &str) -> Value {
-        if name == "entities" && self.entities {
-            return Value::object(Object::new());
-        }
-        match self.lookup_ref(name) {
-            Some(v) => v.clone(),
-            None => self.inner.lookup(name),
-        }
-    }
-
-    fn lookup_ref(&self, name: &str) -> Option<&Value> {
+    fn lookup(&self, name: &str) -> Cow<'_, Value> {
         match name {
-            "entities" if self.entities => None,
-            "path" => Some(&self.path),
-            "suffix" => Some(&self.suffix),
-            "extension" => Some(&self.extension),
-            "datatype" => Some(&self.datatype),
-            "modality" => Some(&self.modality),
-            _ => self.inner.lookup_ref(name),
+            "entities" if self.entities => Cow::Owned(Value::object(Object::new())),
+            "path" => Cow::Borrowed(&self.path),
+            "suffix" => Cow::Borrowed(&self.suffix),
+            "extension" => Cow::Borrowed(&self.extension),
+            "datatype" => Cow::Borrowed(&self.datatype),
+            "modality" => Cow::Borrowed(&self.modality),
+            _ => self.inner.lookup(name),
         }
     }
 

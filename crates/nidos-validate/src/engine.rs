@@ -386,7 +386,7 @@ impl<'s> Engine<'s> {
                 continue;
             }
             let (headers, columns) = table_cache.get_or_insert_with(|| {
-                let columns = view.lookup("columns");
+                let columns = view.lookup("columns").into_owned();
                 let headers = columns
                     .as_object()
                     .map(|o| o.keys().cloned().collect())

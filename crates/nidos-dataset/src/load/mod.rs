@@ -1,14 +1,110 @@
-//! Glue between the dataset (which reads bytes through [`crate::fs::Fs`]) and the
-//! loaders (which parse bytes), with per-dataset caches so each file is parsed once.
+//! Loading: the [`Dataset`] is the walked [`FileTree`] plus the per-dataset caches of
+//! parsed content, so each file is parsed once. This layer is the glue between the
+//! tree (which reads bytes through [`crate::fs::Fs`]) and the loaders (which parse
+//! bytes); `sidecar.rs` merges a file's inherited sidecars, `values.rs` builds the
+//! dataset-level values of the context, `cache.rs` is the table cache.
 
-use std::sync::Arc;
-use std::thread::ThreadId;
+mod cache;
+pub mod sidecar;
+mod values;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use nidos_expr::Value;
 
-use crate::dataset::{Dataset, DatasetIssue, Severity};
+use crate::dataset::FileTree;
+pub use crate::entry::TABLE_CACHE_BUDGET;
+use crate::entry::{DatasetError, DatasetIssue, OpenOptions, Severity};
 use crate::loaders;
 use crate::loaders::tsv::{Table, TsvOptions};
+use crate::schema_info::SchemaInfo;
+use cache::TableCache;
+
+/// An opened dataset: its walked tree (reached through `Deref`: `files()`, `find()`,
+/// `root()`…) and the caches of what has been read from it.
+pub struct Dataset {
+    tree: FileTree,
+    json_cache: Vec<OnceLock<Arc<JsonLoad>>>,
+    /// Recently used parsed tables, within `opts.table_cache_budget` bytes.
+    table_cache: Mutex<TableCache>,
+    dataset_value: OnceLock<Value>,
+    tree_value: OnceLock<Value>,
+    subject_values: HashMap<String, OnceLock<Value>>,
+}
+
+impl std::ops::Deref for Dataset {
+    type Target = FileTree;
+
+    fn deref(&self) -> &FileTree {
+        &self.tree
+    }
+}
+
+impl std::fmt::Debug for Dataset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dataset")
+            .field("root", &self.tree.root)
+            .field("files", &self.tree.files.len())
+            .field("issues", &self.tree.issues.len())
+            .finish()
+    }
+}
+
+impl Dataset {
+    /// Walks the dataset at `root` with the brand, directory rules and entities of `schema`.
+    pub fn open(
+        root: &Path,
+        schema: &nidos_schema::Schema,
+        opts: &OpenOptions,
+    ) -> Result<Dataset, DatasetError> {
+        Self::open_with(root, Arc::new(SchemaInfo::from_schema(schema)), opts)
+    }
+
+    /// Like [`Dataset::open`], with the schema facts already extracted (share one
+    /// [`SchemaInfo`] across many datasets).
+    pub fn open_with(
+        root: &Path,
+        info: Arc<SchemaInfo>,
+        opts: &OpenOptions,
+    ) -> Result<Dataset, DatasetError> {
+        let tree = FileTree::walk(root, info, opts)?;
+        let subject_values = tree
+            .sub_dirs
+            .iter()
+            .map(|s| (s.clone(), OnceLock::new()))
+            .collect();
+        Ok(Dataset {
+            json_cache: (0..tree.files.len()).map(|_| OnceLock::new()).collect(),
+            table_cache: Default::default(),
+            dataset_value: OnceLock::new(),
+            tree_value: OnceLock::new(),
+            subject_values,
+            tree,
+        })
+    }
+
+    /// The walked tree (also reached through `Deref`).
+    pub fn file_tree(&self) -> &FileTree {
+        &self.tree
+    }
+
+    /// Parses a name the way the walker does (used for paths not in the tree).
+    pub fn parse_name(name: &str, is_dir: bool) -> crate::filename::ParsedName {
+        FileTree::parse_name(name, is_dir)
+    }
+
+    /// `DatasetType` of the dataset (`raw`, `derivative`, `study`…): as declared, else
+    /// implied by the description ([`implied_dataset_type`]).
+    pub fn dataset_type(&self) -> String {
+        let description = self.dataset_value().get("dataset_description");
+        match description.get("DatasetType").as_str() {
+            Some(t) => t.to_string(),
+            None => implied_dataset_type(&description).to_string(),
+        }
+    }
+}
 
 /// Largest JSON file read whole; a larger one is a `FILE_TOO_LARGE` issue.
 pub const MAX_JSON_BYTES: u64 = 64 << 20;
@@ -39,96 +135,6 @@ pub struct TableLoad {
     /// The `columns` value (null when the table could not be read).
     pub value: Value,
     pub issues: Vec<DatasetIssue>,
-}
-
-/// Default upper bound of the memory the per-dataset table cache may hold (estimated).
-/// The cache keeps the most recently used tables: files are validated in path order, so
-/// the tables one directory's files share (its scans table, the events next to a run)
-/// are reused while that directory is worked on, and older ones make room.
-pub const TABLE_CACHE_BUDGET: usize = 4 * 1024 * 1024;
-
-/// Parsed tables by file index, least recently used evicted first once their estimated
-/// size passes the budget.
-///
-/// An evicted table is freed by the thread that parsed it, on that thread's next visit:
-/// a thread freeing many small blocks another thread allocated contends for that
-/// thread's allocator pool, which made two workers barely faster than one. Tables
-/// waiting for their thread are bounded by the budget too; past it, whoever evicts
-/// frees them.
-#[derive(Debug, Default)]
-pub(crate) struct TableCache {
-    /// File index → (table, estimated bytes, last use, parsing thread).
-    entries: std::collections::HashMap<usize, (Arc<TableLoad>, usize, u64, ThreadId)>,
-    /// Last use → file index, oldest first.
-    by_use: std::collections::BTreeMap<u64, usize>,
-    bytes: usize,
-    clock: u64,
-    /// Evicted tables, with their estimated bytes, by the thread that parsed them.
-    evicted: std::collections::HashMap<ThreadId, Dead>,
-    /// The estimated bytes of all `evicted` tables.
-    evicted_bytes: usize,
-}
-
-/// Tables (with their estimated bytes) to free once the cache's lock is released.
-pub(crate) type Dead = Vec<(Arc<TableLoad>, usize)>;
-
-impl TableCache {
-    /// The cached table `idx`, and the evicted tables this thread parsed.
-    fn get(&mut self, idx: usize) -> (Option<Arc<TableLoad>>, Dead) {
-        let dead = self.take_own();
-        self.clock += 1;
-        let clock = self.clock;
-        let Some(entry) = self.entries.get_mut(&idx) else {
-            return (None, dead);
-        };
-        self.by_use.remove(&entry.2);
-        entry.2 = clock;
-        self.by_use.insert(clock, idx);
-        (Some(entry.0.clone()), dead)
-    }
-
-    /// Keeps `load` (unless it alone exceeds the budget), evicting the oldest tables
-    /// until the total fits. Returns the tables for this thread to free.
-    fn insert(&mut self, idx: usize, load: Arc<TableLoad>, budget: usize) -> Dead {
-        let me = std::thread::current().id();
-        let cost = load.approx_bytes();
-        if cost > budget || self.entries.contains_key(&idx) {
-            return self.take_own();
-        }
-        while self.bytes + cost > budget {
-            let Some((_, old)) = self.by_use.pop_first() else {
-                break;
-            };
-            if let Some((table, c, _, owner)) = self.entries.remove(&old) {
-                self.bytes -= c;
-                self.evicted_bytes += c;
-                self.evicted.entry(owner).or_default().push((table, c));
-            }
-        }
-        self.clock += 1;
-        self.by_use.insert(self.clock, idx);
-        self.entries.insert(idx, (load, cost, self.clock, me));
-        self.bytes += cost;
-        if self.evicted_bytes > budget {
-            // Some thread has not come back for its tables: free them all here.
-            self.evicted_bytes = 0;
-            return std::mem::take(&mut self.evicted)
-                .into_values()
-                .flatten()
-                .collect();
-        }
-        self.take_own()
-    }
-
-    fn take_own(&mut self) -> Dead {
-        let dead = self
-            .evicted
-            .remove(&std::thread::current().id())
-            .unwrap_or_default();
-        let freed: usize = dead.iter().map(|(_, c)| c).sum();
-        self.evicted_bytes = self.evicted_bytes.saturating_sub(freed);
-        dead
-    }
 }
 
 impl TableLoad {
@@ -321,7 +327,7 @@ impl Dataset {
         // Headerless tables (`_physio.tsv.gz`, `_stim.tsv.gz`) name their columns in the
         // sidecar's `Columns`.
         let named: Option<Vec<String>> = if gz {
-            crate::inherit::merge_sidecars(self, idx)
+            sidecar::merge_sidecars(self, idx)
                 .value
                 .get("Columns")
                 .as_array()
@@ -522,56 +528,5 @@ pub(crate) fn gradient_table(
             (fields, issues)
         }
         Err(i) => (Vec::new(), vec![DatasetIssue::from_load(&i, path)]),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A table of `cells` one-letter cells.
-    fn table(cells: usize) -> Arc<TableLoad> {
-        let t = loaders::tsv::Table {
-            headers: vec!["a".into()],
-            columns: vec![vec!["x".to_string(); cells]],
-            n_rows: cells,
-            truncated: false,
-        };
-        Arc::new(TableLoad {
-            value: t.to_value(),
-            table: Some(t),
-            issues: Vec::new(),
-        })
-    }
-
-    /// A table evicted by one thread waits for the thread that parsed it, which frees
-    /// it on its next visit; tables left waiting never pass the budget.
-    #[test]
-    fn evicted_tables_go_back_to_their_thread() {
-        let one = table(10).approx_bytes();
-        let budget = 2 * one;
-        let mut cache = TableCache::default();
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                assert!(cache.insert(1, table(10), budget).is_empty());
-                assert!(cache.insert(2, table(10), budget).is_empty());
-            });
-        });
-        // This thread evicts table 1 (parsed by the other): not freed here.
-        assert!(cache.insert(3, table(10), budget).is_empty());
-        assert_eq!(cache.get(1).0.map(|_| ()), None);
-        assert_eq!(cache.evicted_bytes, one);
-        // Once waiting tables pass the budget, the evicting thread frees them all.
-        assert!(cache.insert(4, table(10), budget).is_empty());
-        let dead = cache.insert(5, table(10), budget);
-        assert_eq!(dead.len(), 3, "tables 1 and 2, and this thread's 3");
-        assert_eq!(cache.evicted_bytes, 0);
-        // Tables this thread parsed and another evicted come back to it.
-        std::thread::scope(|s| {
-            s.spawn(|| assert!(cache.insert(6, table(10), budget).is_empty()));
-        });
-        let (hit, dead) = cache.get(5);
-        assert!(hit.is_some());
-        assert_eq!(dead.len(), 1, "table 4, evicted by the other thread");
     }
 }

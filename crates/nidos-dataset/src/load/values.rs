@@ -1,0 +1,158 @@
+//! The dataset-level values of the context (`dataset`, `dataset.tree`, `subject`),
+//! each computed once per dataset from the loaded files.
+
+use indexmap::IndexMap;
+use nidos_expr::{Object, Value};
+
+use super::Dataset;
+
+impl Dataset {
+    /// The `dataset` object (computed once).
+    pub fn dataset_value(&self) -> Value {
+        self.dataset_value_ref().clone()
+    }
+
+    /// [`Dataset::dataset_value`], borrowed.
+    pub fn dataset_value_ref(&self) -> &Value {
+        self.dataset_value
+            .get_or_init(|| self.build_dataset_value())
+    }
+
+    fn build_dataset_value(&self) -> Value {
+        let mut o = Object::new();
+        let desc = self
+            .index_of("/dataset_description.json")
+            .map(|i| self.json_at(i).value.clone())
+            .filter(|v| !v.is_null())
+            .unwrap_or_else(|| Value::object(Object::new()));
+        o.insert("dataset_description".into(), desc);
+        if let Some(citation) = self.citation_value() {
+            o.insert("citation".into(), citation);
+        }
+        o.insert("tree".into(), self.tree());
+        let ignored = self
+            .files
+            .iter()
+            .filter(|f| f.ignored)
+            .map(|f| Value::str(f.path.as_str()))
+            .collect();
+        o.insert("ignored".into(), Value::array(ignored));
+        o.insert("datatypes".into(), strs(self.datatypes()));
+        o.insert("modalities".into(), strs(self.modalities()));
+        // Where the dataset sits: its root folder's name and the name of the folder holding
+        // it (a derivative at `…/derivatives/<pipeline>/` has `derivatives` here).
+        let base = |p: Option<&std::path::Path>| {
+            p.and_then(|p| p.file_name())
+                .map(|n| Value::str(n.to_string_lossy().as_ref()))
+                .unwrap_or_else(|| Value::str(""))
+        };
+        o.insert("dir_name".into(), base(Some(self.root.as_path())));
+        o.insert("parent_dir_name".into(), base(self.root.parent()));
+        let mut subjects = Object::new();
+        subjects.insert("sub_dirs".into(), strs(self.sub_dirs.clone()));
+        if let Some(i) = self.index_of("/participants.tsv") {
+            let t = self.table_at(i);
+            if let Some(col) = t.table.as_ref().and_then(|t| t.column("participant_id")) {
+                subjects.insert("participant_id".into(), strs(col.to_vec()));
+            }
+        }
+        o.insert("subjects".into(), Value::object(subjects));
+        Value::object(o)
+    }
+
+    /// The parsed `CITATION.cff` at the root (YAML; a date left unquoted stays the string
+    /// it is written as); absent when there is none or it does not parse (the validator
+    /// reports why).
+    fn citation_value(&self) -> Option<Value> {
+        self.find("/CITATION.cff").filter(|f| f.readable())?;
+        let bytes = self.read_file("/CITATION.cff").ok()?;
+        serde_saphyr::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .map(Value::from)
+    }
+
+    /// The `dataset.tree` object: directories are objects of their entries, files are
+    /// `true`. Computed once.
+    pub fn tree(&self) -> Value {
+        self.tree_value.get_or_init(|| self.build_tree()).clone()
+    }
+
+    fn build_tree(&self) -> Value {
+        #[derive(Default)]
+        struct Node(IndexMap<String, Option<Node>>);
+        fn insert(node: &mut Node, parts: &[&str], is_dir: bool) {
+            let Some((first, rest)) = parts.split_first() else {
+                return;
+            };
+            if rest.is_empty() && !is_dir {
+                node.0.entry(first.to_string()).or_insert(None);
+                return;
+            }
+            let child = node
+                .0
+                .entry(first.to_string())
+                .or_insert_with(|| Some(Node::default()));
+            if child.is_none() {
+                *child = Some(Node::default());
+            }
+            if let Some(c) = child.as_mut() {
+                insert(c, rest, is_dir);
+            }
+        }
+        fn to_value(node: &Node) -> Value {
+            let mut o = Object::with_capacity(node.0.len());
+            for (k, v) in &node.0 {
+                o.insert(
+                    k.clone(),
+                    v.as_ref().map(to_value).unwrap_or(Value::Bool(true)),
+                );
+            }
+            Value::object(o)
+        }
+        let mut root = Node::default();
+        let mut dirs: Vec<&String> = self.dir_paths.iter().collect();
+        dirs.sort();
+        for d in dirs {
+            let parts: Vec<&str> = d.trim_matches('/').split('/').collect();
+            insert(&mut root, &parts, true);
+        }
+        for f in &self.files {
+            let parts: Vec<&str> = f.path.trim_matches('/').split('/').collect();
+            insert(&mut root, &parts, false);
+        }
+        to_value(&root)
+    }
+
+    /// The `subject` object for `sub-XX` (computed once per subject).
+    pub fn subject_value(&self, sub: &str) -> Value {
+        self.subject_value_ref(sub).cloned().unwrap_or(Value::Null)
+    }
+
+    /// [`Dataset::subject_value`], borrowed (`None` for an unknown subject).
+    pub fn subject_value_ref(&self, sub: &str) -> Option<&Value> {
+        self.subject_values
+            .get(sub)
+            .map(|cell| cell.get_or_init(|| self.build_subject_value(sub)))
+    }
+
+    fn build_subject_value(&self, sub: &str) -> Value {
+        let mut sessions = Object::new();
+        sessions.insert(
+            "ses_dirs".into(),
+            strs(self.ses_dirs.get(sub).cloned().unwrap_or_default()),
+        );
+        if let Some(i) = self.index_of(&format!("/{sub}/{sub}_sessions.tsv")) {
+            let t = self.table_at(i);
+            if let Some(col) = t.table.as_ref().and_then(|t| t.column("session_id")) {
+                sessions.insert("session_id".into(), strs(col.to_vec()));
+            }
+        }
+        let mut o = Object::new();
+        o.insert("sessions".into(), Value::object(sessions));
+        Value::object(o)
+    }
+}
+
+fn strs(v: Vec<String>) -> Value {
+    Value::array(v.into_iter().map(Value::from).collect())
+}
