@@ -6,41 +6,11 @@ use std::sync::OnceLock;
 use nidos_expr::{Context, Value};
 use nidos_schema::{ColumnReq, TabularRule};
 
-use crate::engine::Engine;
 use crate::issue::{Issue, Severity};
 
+use super::prepared::{ColumnPlan, Prepared};
 use super::signature::*;
 use super::*;
-
-/// The value constraint of a rule's column as the schema alone gives it, worked out on
-/// first use and shared by every table without a sidecar definition of the column.
-pub(crate) struct ColumnPlan {
-    /// The schema gives a `definition` a sidecar replaces whole (else a sidecar's
-    /// definition can only narrow the schema's).
-    overridable: bool,
-    raw: RawSignature,
-    compiled: Option<Signature>,
-}
-
-impl ColumnPlan {
-    fn new(engine: &Engine<'_>, req: &ColumnReq) -> ColumnPlan {
-        let schema_def = match &req.definition {
-            Some(d) => Some(d),
-            None => engine.schema.column_def(&req.key).map(|d| &d.def),
-        };
-        let overridable = schema_def.and_then(|d| d.get("definition"));
-        let raw = match (overridable, schema_def) {
-            (Some(o), _) => RawSignature::from_column_definition(&Value::from(o)),
-            (None, Some(d)) => RawSignature::from_schema_def(d),
-            (None, None) => RawSignature::from_schema_def(&serde_json::Value::Null),
-        };
-        ColumnPlan {
-            overridable: overridable.is_some(),
-            compiled: Signature::compile(&raw, engine),
-            raw,
-        }
-    }
-}
 
 pub(crate) struct TableView<'a> {
     pub headers: Vec<String>,
@@ -48,7 +18,7 @@ pub(crate) struct TableView<'a> {
 }
 
 pub(crate) fn apply_tabular(
-    engine: &Engine<'_>,
+    prepared: &Prepared<'_>,
     (rule, plans): (&TabularRule, &[OnceLock<ColumnPlan>]),
     ctx: &dyn Context,
     facts: &FileFacts<'_>,
@@ -59,7 +29,7 @@ pub(crate) fn apply_tabular(
         return;
     }
     let sidecar = ctx.lookup("sidecar");
-    let schema = engine.schema;
+    let schema = prepared.schema;
     // Rule columns, by the header name they take in a file.
     let names: Vec<(&str, &ColumnReq)> = rule
         .columns
@@ -83,7 +53,7 @@ pub(crate) fn apply_tabular(
         let side_def = sidecar.get(name);
         let plan = plans
             .get(j)
-            .map(|p| p.get_or_init(|| ColumnPlan::new(engine, req)));
+            .map(|p| p.get_or_init(|| ColumnPlan::new(schema, &prepared.patterns, req)));
         let Some(plan) = plan else { continue };
         // A sidecar entry of any shape defines the column (a bare string is a
         // description-only definition of a text column), as in the reference.
@@ -111,7 +81,7 @@ pub(crate) fn apply_tabular(
                 }
             }
         };
-        let sig = Signature::compile(&raw, engine);
+        let sig = Signature::compile(&raw, schema, &prepared.patterns);
         check_values(name, sig.as_ref(), values, facts, &rule.id, out);
     }
 
@@ -147,7 +117,11 @@ pub(crate) fn apply_tabular(
             .get(header.as_str())
             .and_then(|v| v.as_array())
         {
-            let sig = Signature::compile(&RawSignature::from_column_definition(&side_def), engine);
+            let sig = Signature::compile(
+                &RawSignature::from_column_definition(&side_def),
+                schema,
+                &prepared.patterns,
+            );
             check_values(header, sig.as_ref(), values, facts, &rule.id, out);
         }
     }
