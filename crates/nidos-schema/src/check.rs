@@ -127,11 +127,16 @@ const FIELD_RULE_KEYS: &[&str] = &["selectors", "fields"];
 const FIELD_KEYS: &[&str] = &[
     "level",
     "level_addendum",
+    "level_if",
     "description_addendum",
     "issue",
     "fix",
 ];
 const ISSUE_KEYS: &[&str] = &["code", "message", "level"];
+const LEVEL_IF_KEYS: &[&str] = &["key", "is", "level"];
+/// Keys a column definition may have beyond [`DEFINITION_KEYS`].
+const COLUMN_ONLY_KEYS: &[&str] = &["deprecated_values"];
+const DEPRECATED_VALUE_KEYS: &[&str] = &["value", "issue"];
 const TABULAR_KEYS: &[&str] = &[
     "selectors",
     "columns",
@@ -189,11 +194,16 @@ impl Checker {
     }
 
     fn keys(&mut self, v: &Value, at: &str, allowed: &[&str]) {
+        self.keys_of(v, at, &[allowed]);
+    }
+
+    /// [`Checker::keys`] with the allowed keys in several lists.
+    fn keys_of(&mut self, v: &Value, at: &str, allowed: &[&[&str]]) {
         match v {
             Value::Object(m) => {
                 for k in m.keys() {
-                    if !allowed.contains(&k.as_str()) {
-                        self.unknown(format!("{at}.{k}"), allowed);
+                    if !allowed.iter().any(|a| a.contains(&k.as_str())) {
+                        self.unknown(format!("{at}.{k}"), &allowed.concat());
                     }
                 }
             }
@@ -257,6 +267,41 @@ impl Checker {
                 if let Some(i) = fv.get("issue") {
                     self.issue(i, &format!("{fat}.issue"));
                 }
+                if let Some(cond) = fv.get("level_if") {
+                    let cat = format!("{fat}.level_if");
+                    self.keys(cond, &cat, LEVEL_IF_KEYS);
+                    self.level(
+                        cond.get("level").unwrap_or(&Value::Null),
+                        &format!("{cat}.level"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// `objects.columns`: definitions, with the values each deprecates.
+    fn columns(&mut self, table: &Value) {
+        for (k, def) in children(table) {
+            let at = format!("objects.columns.{k}");
+            self.keys_of(def, &at, &[DEFINITION_KEYS, COLUMN_ONLY_KEYS]);
+            let Some(list) = def.get("deprecated_values") else {
+                continue;
+            };
+            let dat = format!("{at}.deprecated_values");
+            let Some(items) = list.as_array() else {
+                self.out.push(SchemaError::new(
+                    ErrorKind::Structure,
+                    dat,
+                    "expected a list of {value, issue}",
+                ));
+                continue;
+            };
+            for (i, item) in items.iter().enumerate() {
+                let iat = format!("{dat}[{i}]");
+                self.keys(item, &iat, DEPRECATED_VALUE_KEYS);
+                if let Some(issue) = item.get("issue") {
+                    self.issue(issue, &format!("{iat}.issue"));
+                }
             }
         }
     }
@@ -285,7 +330,11 @@ impl Checker {
                 "common_principles" | "modalities" | "metaentities" => NAMED_KEYS,
                 "files" => FILE_OBJ_KEYS,
                 "enums" => ENUM_KEYS,
-                "metadata" | "columns" => DEFINITION_KEYS,
+                "metadata" => DEFINITION_KEYS,
+                "columns" => {
+                    self.columns(tv);
+                    continue;
+                }
                 _ => continue,
             };
             self.table(tv, &at, allowed);

@@ -264,7 +264,11 @@ impl Schema {
         if let Some(name) = &opts.brand {
             serve_brand(&mut v, name).map_err(SchemaErrors::single)?;
         }
-        let n = normalize::normalise(v).map_err(SchemaErrors::single)?;
+        let mut n = normalize::normalise(v).map_err(SchemaErrors::single)?;
+        if !strict {
+            // Upstream compiled schemas state a few facts only in prose.
+            views::structure_prose(&mut n.raw);
+        }
         let mut b = views::Builder {
             errors: Vec::new(),
             warnings: Vec::new(),

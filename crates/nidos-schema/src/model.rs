@@ -212,6 +212,27 @@ pub struct Definition {
     pub name: String,
     /// The whole definition.
     pub def: Value,
+    /// Values of a column that the standard deprecates (`deprecated_values`; columns only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deprecated_values: Vec<DeprecatedValue>,
+}
+
+/// A column value the standard deprecates (an entry of a column definition's
+/// `deprecated_values`): a cell holding it that the column's constraint rejects raises
+/// `issue`, once per column of a table, instead of a type error.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeprecatedValue {
+    pub value: String,
+    pub issue: IssueSpec,
+}
+
+/// A condition that gives a field another level (`level_if` of a field requirement):
+/// when the file's sidecar holds the string `is` at `key`, the field is at `level`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LevelCondition {
+    pub key: String,
+    pub is: String,
+    pub level: Level,
 }
 
 impl Definition {
@@ -284,7 +305,12 @@ pub struct FieldReq {
     pub level: Level,
     /// The level text as written (may carry prose in old upstream schemas).
     pub level_raw: String,
+    /// Prose about the level; never read by the validator (see `level_if`).
     pub level_addendum: Option<String>,
+    /// The level the field takes under a condition (`level_if`; for an upstream
+    /// compiled schema, read at load from `level_addendum`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level_if: Option<LevelCondition>,
     pub description_addendum: Option<String>,
     pub issue: Option<IssueSpec>,
     /// How to repair the issue this field raises, if it can be.

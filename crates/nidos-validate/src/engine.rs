@@ -436,6 +436,60 @@ mod tests {
 
     const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema");
 
+    /// A field's `level_if` decides its level from the sidecar: MagneticFieldStrength
+    /// (recommended) becomes required when the sidecar's Manufacturer is `Acme`.
+    #[test]
+    fn level_if_raises_a_missing_field() {
+        let mut schema = nidos_schema::load_path(Path::new(BUNDLED)).unwrap();
+        let mut changed = 0;
+        for rule in &mut schema.sidecar_rules {
+            let req = rule.fields.get_mut("MagneticFieldStrength");
+            if let Some(req) = req.filter(|r| r.level == nidos_schema::Level::Recommended) {
+                req.level_if = Some(nidos_schema::LevelCondition {
+                    key: "Manufacturer".into(),
+                    is: "Acme".into(),
+                    level: nidos_schema::Level::Required,
+                });
+                changed += 1;
+            }
+        }
+        assert!(changed > 0);
+        let engine = Engine::new(&schema);
+        let opts = Options {
+            ignore_nifti_headers: true,
+            ..Default::default()
+        };
+        for (manufacturer, want) in [
+            ("Acme", ("SIDECAR_KEY_REQUIRED", Severity::Error)),
+            ("Other", ("SIDECAR_KEY_RECOMMENDED", Severity::Warning)),
+            ("acme", ("SIDECAR_KEY_RECOMMENDED", Severity::Warning)),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path();
+            std::fs::write(
+                root.join("dataset_description.json"),
+                r#"{"Name": "d", "StdVersion": "1.10.0", "BIDSVersion": "1.10.0"}"#,
+            )
+            .unwrap();
+            let anat = root.join("sub-01/anat");
+            std::fs::create_dir_all(&anat).unwrap();
+            std::fs::write(anat.join("sub-01_T1w.nii.gz"), b"x").unwrap();
+            std::fs::write(
+                anat.join("sub-01_T1w.json"),
+                format!(r#"{{"Manufacturer": "{manufacturer}"}}"#),
+            )
+            .unwrap();
+            let report = engine.validate(root, &opts).unwrap();
+            let got: Vec<(&str, Severity)> = report
+                .issues
+                .iter()
+                .filter(|i| i.sub_code == "MagneticFieldStrength")
+                .map(|i| (i.code.as_str(), i.severity))
+                .collect();
+            assert_eq!(got, [want], "Manufacturer {manufacturer}");
+        }
+    }
+
     /// A bad value in a root sidecar inherited by many files is reported once, by the
     /// first inheriting file in path order, whichever worker thread reaches it first.
     #[test]

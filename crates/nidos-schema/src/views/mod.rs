@@ -13,8 +13,10 @@ mod calls;
 mod fields;
 mod files;
 mod fixes;
+mod prose;
 
 pub use calls::called_functions;
+pub(crate) use prose::structure_prose;
 
 /// Keys that mark a node of `rules.sidecars`, `rules.json` or `rules.dataset_metadata` as a rule.
 pub const FIELD_RULE_MARKERS: &[&str] = &["selectors", "fields"];

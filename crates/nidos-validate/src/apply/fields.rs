@@ -1,7 +1,7 @@
 //! Field rules: the keys a sidecar or JSON file must, should or may have, and the
 //! values they take.
 
-use nidos_expr::{Context, Value};
+use nidos_expr::Context;
 use nidos_schema::FieldRule;
 
 use super::prepared::{FieldRuleTexts, Prepared};
@@ -39,13 +39,13 @@ pub(crate) fn apply_fields(
                 if !report_missing {
                     continue;
                 }
-                let mut severity = level_severity(req.level);
-                if let Some(addendum) = &req.level_addendum {
-                    if let Some(s) = addendum_severity(addendum, &sidecar) {
-                        severity = Some(s);
-                    }
-                }
-                let Some(severity) = severity else { continue };
+                let level = match &req.level_if {
+                    Some(c) if sidecar.get(&c.key).as_str() == Some(c.is.as_str()) => c.level,
+                    _ => req.level,
+                };
+                let Some(severity) = level_severity(level) else {
+                    continue;
+                };
                 let code = match &field.code {
                     Some(code) => code,
                     None => prepared
@@ -90,24 +90,4 @@ pub(crate) fn apply_fields(
             }
         }
     }
-}
-
-/// A level addendum such as "required if `MEGCoordinateSystem` is `Other`" upgrades the
-/// level when the sidecar holds that string value.
-pub(super) fn addendum_severity(addendum: &str, sidecar: &Value) -> Option<Severity> {
-    let (level, rest) = if let Some(i) = addendum.find("required if `") {
-        (Severity::Error, &addendum[i + "required if `".len()..])
-    } else if let Some(i) = addendum.find("recommended if `") {
-        (Severity::Warning, &addendum[i + "recommended if `".len()..])
-    } else {
-        return None;
-    };
-    let (key, rest) = rest.split_once('`')?;
-    let rest = rest.strip_prefix(" is `")?;
-    let (value, _) = rest.split_once('`')?;
-    let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
-    if !word(key) || !word(value) {
-        return None;
-    }
-    (sidecar.get(key).as_str() == Some(value)).then_some(level)
 }

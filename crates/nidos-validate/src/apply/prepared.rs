@@ -4,11 +4,11 @@
 //! The rule applications (`apply/`) read the schema through this struct, never through
 //! the engine: the engine depends on `apply`, not the other way round.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use nidos_expr::Value;
-use nidos_schema::{ColumnReq, Definition, FieldRule, Schema};
+use nidos_schema::{ColumnReq, Definition, DeprecatedValue, FieldRule, Schema};
 
 use super::patterns::Patterns;
 use super::signature::{RawSignature, Signature};
@@ -27,6 +27,8 @@ pub(crate) struct Prepared<'s> {
     pub missing_key_codes: MissingKeyCodes,
     /// Per tabular rule, per column: its schema-given constraint, on first use.
     pub column_plans: Vec<Vec<OnceLock<ColumnPlan>>>,
+    /// Column name → the values its definition deprecates (only names that have some).
+    deprecated_values: HashMap<&'s str, &'s [DeprecatedValue]>,
 }
 
 impl<'s> Prepared<'s> {
@@ -48,8 +50,17 @@ impl<'s> Prepared<'s> {
                 .map(|r| FieldRuleTexts::new(schema, r))
                 .collect()
         };
+        let mut deprecated_values = HashMap::new();
+        for def in schema.columns.values() {
+            if !def.deprecated_values.is_empty() {
+                deprecated_values
+                    .entry(def.name.as_str())
+                    .or_insert(def.deprecated_values.as_slice());
+            }
+        }
         Prepared {
             schema,
+            deprecated_values,
             patterns: Patterns::new(schema),
             derivative_rules,
             sidecar_texts: texts(&schema.sidecar_rules),
@@ -61,6 +72,14 @@ impl<'s> Prepared<'s> {
                 .map(|r| r.columns.values().map(|_| OnceLock::new()).collect())
                 .collect(),
         }
+    }
+
+    /// The values the definition of the column named `name` deprecates.
+    pub(crate) fn deprecated_values(&self, name: &str) -> &'s [DeprecatedValue] {
+        self.deprecated_values
+            .get(name)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Whether the rule's selectors name derivative datasets (then its missing keys are

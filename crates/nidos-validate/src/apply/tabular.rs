@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use nidos_expr::{Context, Value};
-use nidos_schema::{ColumnReq, TabularRule};
+use nidos_schema::{ColumnReq, DeprecatedValue, TabularRule};
 
 use crate::issue::{Issue, Severity};
 
@@ -58,7 +58,18 @@ pub(crate) fn apply_tabular(
         // A sidecar entry of any shape defines the column (a bare string is a
         // description-only definition of a text column), as in the reference.
         if side_def.is_null() {
-            check_values(name, plan.compiled.as_ref(), values, facts, &rule.id, out);
+            let column = Column {
+                name,
+                deprecated: prepared.deprecated_values(name),
+            };
+            check_values(
+                &column,
+                plan.compiled.as_ref(),
+                values,
+                facts,
+                &rule.id,
+                out,
+            );
             continue;
         }
         let side = RawSignature::from_column_definition(&side_def);
@@ -82,7 +93,11 @@ pub(crate) fn apply_tabular(
             }
         };
         let sig = Signature::compile(&raw, schema, &prepared.patterns);
-        check_values(name, sig.as_ref(), values, facts, &rule.id, out);
+        let column = Column {
+            name,
+            deprecated: prepared.deprecated_values(name),
+        };
+        check_values(&column, sig.as_ref(), values, facts, &rule.id, out);
     }
 
     for header in &table.headers {
@@ -122,7 +137,11 @@ pub(crate) fn apply_tabular(
                 schema,
                 &prepared.patterns,
             );
-            check_values(header, sig.as_ref(), values, facts, &rule.id, out);
+            let column = Column {
+                name: header,
+                deprecated: prepared.deprecated_values(header),
+            };
+            check_values(&column, sig.as_ref(), values, facts, &rule.id, out);
         }
     }
 
@@ -204,8 +223,16 @@ pub(crate) fn apply_tabular(
     }
 }
 
+/// A column whose values are checked: its header and the values the schema deprecates.
+pub(super) struct Column<'a> {
+    pub name: &'a str,
+    pub deprecated: &'a [DeprecatedValue],
+}
+
+/// Checks a column's values: the first value the constraint rejects is a type error,
+/// unless it is a deprecated value, which raises its own issue (once per value).
 pub(super) fn check_values(
-    name: &str,
+    column: &Column<'_>,
     sig: Option<&Signature>,
     values: &[Value],
     facts: &FileFacts<'_>,
@@ -216,29 +243,30 @@ pub(super) fn check_values(
         return;
     };
     let path = facts.location;
-    let mut pseudo_age_reported = false;
+    let mut reported = vec![false; column.deprecated.len()];
     for (row, value) in values.iter().enumerate() {
         let text = value.as_str().unwrap_or("");
         if sig.accepts(text) {
             continue;
         }
-        if name == "age" && text == "89+" {
-            if !pseudo_age_reported {
-                pseudo_age_reported = true;
-                out.push(
-                    Issue::new("TSV_PSEUDO_AGE_DEPRECATED", Severity::Warning, path)
-                        .rule(rule_id)
-                        .line(row + 2)
-                        .message(
-                            "age \"89+\" is deprecated: write 89 (ages above 89 are capped at 89)",
-                        ),
-                );
+        if let Some(i) = column.deprecated.iter().position(|d| d.value == text) {
+            if let (Some(done), Some(d)) = (reported.get_mut(i), column.deprecated.get(i)) {
+                if !*done {
+                    *done = true;
+                    let severity = d.issue.level.unwrap_or(Severity::Warning);
+                    out.push(
+                        Issue::new(&d.issue.code, severity, path)
+                            .rule(rule_id)
+                            .line(row + 2)
+                            .message(d.issue.message.as_str()),
+                    );
+                }
             }
             continue;
         }
         out.push(
             Issue::new("TSV_VALUE_INCORRECT_TYPE", Severity::Error, path)
-                .sub(name)
+                .sub(column.name)
                 .rule(rule_id)
                 .line(row + 2)
                 .message(format!("'{text}'{}", na_hint(text))),
