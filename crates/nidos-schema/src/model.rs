@@ -504,3 +504,49 @@ impl FixOp {
         matches!(self, FixOp::RemoveBom | FixOp::NormalizeLines)
     }
 }
+
+/// The typed views of a schema, built once at load ([`crate::Schema`] holds them and
+/// dereferences to them, so `schema.checks` reads the view).
+#[derive(Clone, Debug)]
+pub struct Views {
+    /// Entities in canonical order (`rules.entities`).
+    pub entities: Vec<Entity>,
+    /// `objects.datatypes`, keyed by object key.
+    pub datatypes: IndexMap<String, Term>,
+    /// `objects.suffixes`, keyed by object key (`TwoPE` → value `2PE`).
+    pub suffixes: IndexMap<String, Term>,
+    /// `objects.extensions`, keyed by normalised object key (`nii_gz` → `.nii.gz`).
+    pub extensions: IndexMap<String, Term>,
+    /// Modality → datatypes (`rules.modalities`; modalities only in `objects` map to `[]`).
+    pub modalities: IndexMap<String, Vec<String>>,
+    /// `objects.formats` with compiled anchored patterns.
+    pub formats: IndexMap<String, Format>,
+    /// `objects.metadata`.
+    pub metadata: IndexMap<String, Definition>,
+    /// `objects.columns`.
+    pub columns: IndexMap<String, Definition>,
+    /// `objects.enums` (empty before 1.9).
+    pub enums: IndexMap<String, Value>,
+    /// `rules.files.*.*.*`.
+    pub file_rules: Vec<FileRule>,
+    /// `rules.sidecars.*.*`.
+    pub sidecar_rules: Vec<FieldRule>,
+    /// `rules.dataset_metadata.*` then `rules.json.*.*`.
+    pub json_rules: Vec<FieldRule>,
+    /// `rules.tabular_data.*.*`.
+    pub tabular_rules: Vec<TabularRule>,
+    /// `rules.checks.*.*`.
+    pub checks: Vec<CheckRule>,
+    /// `rules.errors.*`.
+    pub errors: Vec<ErrorRule>,
+    /// `rules.directories.*.*` (empty before 1.10).
+    pub directories: Vec<DirectoryRule>,
+    /// `meta.associations.*`.
+    pub associations: Vec<Association>,
+    /// The context definition (`meta.context`, JSON-schema-like).
+    pub context: Value,
+    /// Versions of the standard this schema knows of (`meta.versions`), newest first.
+    /// Upstream lists every release here, including ones it cannot validate: use
+    /// [`crate::Schema::supported_versions`] to choose a version.
+    pub versions: Vec<String>,
+}

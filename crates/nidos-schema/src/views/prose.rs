@@ -12,14 +12,15 @@
 
 use serde_json::{json, Map, Value};
 
-use super::FIELD_RULE_MARKERS;
+use super::rule_kind;
 
 /// Adds the structured keys to a normalised compiled tree.
 pub(crate) fn structure_prose(raw: &mut Value) {
     if let Some(rules) = raw.get_mut("rules") {
-        for kind in ["sidecars", "json", "dataset_metadata"] {
-            if let Some(node) = rules.get_mut(kind) {
-                each_rule_mut(node, FIELD_RULE_MARKERS, &mut add_level_conditions);
+        for node in ["sidecars", "json", "dataset_metadata"] {
+            let markers = rule_kind(node).map_or(&[][..], |k| k.markers);
+            if let Some(v) = rules.get_mut(node) {
+                each_rule_mut(v, markers, &mut add_level_conditions);
             }
         }
     }
