@@ -280,14 +280,8 @@ pub fn diff_value(a: &Schema, b: &Schema) -> Value {
     }
     /// Rules of a kind, by dotted path below `rules.<kind>` (groups nest to any depth).
     fn rules<'s>(s: &'s Schema, kind: &str) -> Vec<(String, &'s Value)> {
-        let markers: &[&str] = match kind {
-            "files" => nidos_schema::FILE_RULE_MARKERS,
-            "tabular_data" => nidos_schema::TABULAR_RULE_MARKERS,
-            "checks" => nidos_schema::CHECK_RULE_MARKERS,
-            "sidecars" | "json" | "dataset_metadata" => nidos_schema::FIELD_RULE_MARKERS,
-            // errors, directories: one entry per key (directories: per layout.key).
-            _ => &[],
-        };
+        // errors, directories: one entry per key (directories: per layout.key).
+        let markers = nidos_schema::rule_kind(kind).map_or(&[][..], |k| k.markers);
         let Some(node) = s.raw.get("rules").and_then(|r| r.get(kind)) else {
             return Vec::new();
         };

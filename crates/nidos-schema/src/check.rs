@@ -10,10 +10,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::{ErrorKind, SchemaError, SchemaErrors};
-use crate::model::{Level, Severity};
-use crate::views::{
-    rule_nodes, CHECK_RULE_MARKERS, FIELD_RULE_MARKERS, FILE_RULE_MARKERS, TABULAR_RULE_MARKERS,
-};
+use crate::shape::{children, Checker};
+use crate::views::RULE_KINDS;
 use crate::{load_path_with, LoadOptions};
 
 const OBJECT_TABLES: &[&str] = &[
@@ -30,20 +28,15 @@ const OBJECT_TABLES: &[&str] = &[
     "modalities",
     "suffixes",
 ];
-const RULE_KINDS: &[&str] = &[
-    "checks",
+/// Keys of `rules` besides the nodes of the selector-rule kinds ([`RULE_KINDS`]).
+const OTHER_RULE_NODES: &[&str] = &[
     "citation",
     "common_principles",
-    "dataset_metadata",
     "directories",
     "entities",
     "errors",
-    "files",
-    "json",
     "metaentities",
     "modalities",
-    "sidecars",
-    "tabular_data",
 ];
 const META_KEYS: &[&str] = &[
     "associations",
@@ -113,45 +106,13 @@ const DEFINITION_KEYS: &[&str] = &[
     "required_fields",
     "recommended_fields",
 ];
-const FILE_RULE_KEYS: &[&str] = &[
-    "selectors",
-    "suffixes",
-    "extensions",
-    "datatypes",
-    "entities",
-    "level",
-    "path",
-    "stem",
-];
-const FIELD_RULE_KEYS: &[&str] = &["selectors", "fields"];
-const FIELD_KEYS: &[&str] = &[
-    "level",
-    "level_addendum",
-    "description_addendum",
-    "issue",
-    "fix",
-];
-const ISSUE_KEYS: &[&str] = &["code", "message", "level"];
-const TABULAR_KEYS: &[&str] = &[
-    "selectors",
-    "columns",
-    "initial_columns",
-    "index_columns",
-    "additional_columns",
-];
-const COLUMN_KEYS: &[&str] = &[
-    "level",
-    "level_addendum",
-    "description_addendum",
-    "definition",
-];
-const CHECK_KEYS: &[&str] = &["selectors", "checks", "issue", "fix"];
+/// Keys a column definition may have beyond [`DEFINITION_KEYS`].
+const COLUMN_ONLY_KEYS: &[&str] = &["deprecated_values"];
+const DEPRECATED_VALUE_KEYS: &[&str] = &["value", "issue"];
 const ERROR_KEYS: &[&str] = &["code", "message", "level", "selectors", "fix"];
 const DIRECTORY_KEYS: &[&str] = &["name", "value", "entity", "level", "opaque", "subdirs"];
 const ASSOCIATION_KEYS: &[&str] = &["selectors", "target", "inherit", "reverse"];
 const TARGET_KEYS: &[&str] = &["suffix", "extension", "entities"];
-const ENTITY_REQ_KEYS: &[&str] = &["level", "enum"];
-const ADDITIONAL_COLUMNS: &[&str] = &["allowed", "allowed_if_defined", "not_allowed", "n/a"];
 
 /// The result of checking a schema.
 #[derive(Clone, Debug, Default)]
@@ -166,96 +127,29 @@ impl CheckReport {
     }
 }
 
-struct Checker {
-    out: Vec<SchemaError>,
-    /// Levels must be exactly one of the words (YAML trees), not prose.
-    exact_levels: bool,
-}
-
-fn children<'a>(v: &'a Value) -> Box<dyn Iterator<Item = (&'a String, &'a Value)> + 'a> {
-    match v.as_object() {
-        Some(m) => Box::new(m.iter()),
-        None => Box::new(std::iter::empty()),
-    }
-}
-
 impl Checker {
-    fn unknown(&mut self, key: String, allowed: &[&str]) {
-        self.out.push(SchemaError::new(
-            ErrorKind::UnknownKey,
-            key,
-            format!("unknown key (expected one of: {})", allowed.join(", ")),
-        ));
-    }
-
-    fn keys(&mut self, v: &Value, at: &str, allowed: &[&str]) {
-        match v {
-            Value::Object(m) => {
-                for k in m.keys() {
-                    if !allowed.contains(&k.as_str()) {
-                        self.unknown(format!("{at}.{k}"), allowed);
-                    }
-                }
-            }
-            Value::Null => {}
-            other => self.out.push(SchemaError::new(
-                ErrorKind::Structure,
-                at,
-                format!("expected a mapping, found {}", crate::views::kind_of(other)),
-            )),
-        }
-    }
-
-    fn table(&mut self, v: &Value, at: &str, allowed: &[&str]) {
-        for (k, x) in children(v) {
-            self.keys(x, &format!("{at}.{k}"), allowed);
-        }
-    }
-
-    fn level(&mut self, v: &Value, at: &str) {
-        match v.as_str() {
-            Some(s) if Level::is_exact(s) => {}
-            Some(s) if !self.exact_levels && Level::parse(s).is_some() => {}
-            Some(s) => self.out.push(SchemaError::new(
-                ErrorKind::BadLevel,
-                at,
-                format!("bad level `{}` (expected required, recommended, optional, deprecated or prohibited)", s.trim()),
-            )),
-            None => self.out.push(SchemaError::new(ErrorKind::BadLevel, at, "a level must be a string")),
-        }
-    }
-
-    fn severity(&mut self, v: Option<&Value>, at: &str) {
-        if let Some(v) = v {
-            if v.as_str().and_then(Severity::parse).is_none() {
+    /// `objects.columns`: definitions, with the values each deprecates.
+    fn columns(&mut self, table: &Value) {
+        for (k, def) in children(table) {
+            let at = format!("objects.columns.{k}");
+            self.keys_of(def, &at, &[DEFINITION_KEYS, COLUMN_ONLY_KEYS]);
+            let Some(list) = def.get("deprecated_values") else {
+                continue;
+            };
+            let dat = format!("{at}.deprecated_values");
+            let Some(items) = list.as_array() else {
                 self.out.push(SchemaError::new(
-                    ErrorKind::BadLevel,
-                    at,
-                    format!("bad severity {v} (expected error, warning or ignore)"),
+                    ErrorKind::Structure,
+                    dat,
+                    "expected a list of {value, issue}",
                 ));
-            }
-        }
-    }
-
-    fn issue(&mut self, v: &Value, at: &str) {
-        self.keys(v, at, ISSUE_KEYS);
-        self.severity(v.get("level"), &format!("{at}.level"));
-    }
-
-    fn fields(&mut self, rule: &Value, at: &str) {
-        self.keys(rule, at, FIELD_RULE_KEYS);
-        for (f, fv) in children(rule.get("fields").unwrap_or(&Value::Null)) {
-            let fat = format!("{at}.fields.{f}");
-            if fv.is_string() {
-                self.level(fv, &fat);
-            } else {
-                self.keys(fv, &fat, FIELD_KEYS);
-                self.level(
-                    fv.get("level").unwrap_or(&Value::Null),
-                    &format!("{fat}.level"),
-                );
-                if let Some(i) = fv.get("issue") {
-                    self.issue(i, &format!("{fat}.issue"));
+                continue;
+            };
+            for (i, item) in items.iter().enumerate() {
+                let iat = format!("{dat}[{i}]");
+                self.keys(item, &iat, DEPRECATED_VALUE_KEYS);
+                if let Some(issue) = item.get("issue") {
+                    self.issue(issue, &format!("{iat}.issue"));
                 }
             }
         }
@@ -285,73 +179,24 @@ impl Checker {
                 "common_principles" | "modalities" | "metaentities" => NAMED_KEYS,
                 "files" => FILE_OBJ_KEYS,
                 "enums" => ENUM_KEYS,
-                "metadata" | "columns" => DEFINITION_KEYS,
+                "metadata" => DEFINITION_KEYS,
+                "columns" => {
+                    self.columns(tv);
+                    continue;
+                }
                 _ => continue,
             };
             self.table(tv, &at, allowed);
         }
 
         let rules = raw.get("rules").unwrap_or(&Value::Null);
-        self.keys(rules, "rules", RULE_KINDS);
-        let node = |k: &str| rules.get(k).unwrap_or(&Value::Null);
-        for (at, r) in rule_nodes(node("files"), "rules.files", FILE_RULE_MARKERS) {
-            self.keys(r, &at, FILE_RULE_KEYS);
-            if let Some(l) = r.get("level") {
-                self.level(l, &format!("{at}.level"));
-            }
-            for (e, ev) in children(r.get("entities").unwrap_or(&Value::Null)) {
-                let eat = format!("{at}.entities.{e}");
-                if ev.is_string() {
-                    self.level(ev, &eat);
-                } else {
-                    self.keys(ev, &eat, ENTITY_REQ_KEYS);
-                    self.level(
-                        ev.get("level").unwrap_or(&Value::Null),
-                        &format!("{eat}.level"),
-                    );
-                }
-            }
-        }
-        for kind in ["sidecars", "json", "dataset_metadata"] {
-            for (at, r) in rule_nodes(node(kind), &format!("rules.{kind}"), FIELD_RULE_MARKERS) {
-                self.fields(r, &at);
-            }
-        }
-        for (at, r) in rule_nodes(
-            node("tabular_data"),
-            "rules.tabular_data",
-            TABULAR_RULE_MARKERS,
-        ) {
-            self.keys(r, &at, TABULAR_KEYS);
-            for (c, cv) in children(r.get("columns").unwrap_or(&Value::Null)) {
-                let cat = format!("{at}.columns.{c}");
-                if cv.is_string() {
-                    self.level(cv, &cat);
-                } else {
-                    self.keys(cv, &cat, COLUMN_KEYS);
-                    self.level(
-                        cv.get("level").unwrap_or(&Value::Null),
-                        &format!("{cat}.level"),
-                    );
-                }
-            }
-            if let Some(a) = r.get("additional_columns") {
-                if !a.as_str().is_some_and(|s| ADDITIONAL_COLUMNS.contains(&s)) {
-                    self.out.push(SchemaError::new(
-                        ErrorKind::BadLevel,
-                        format!("{at}.additional_columns"),
-                        format!(
-                            "bad value {a} (expected one of: {})",
-                            ADDITIONAL_COLUMNS.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
-        for (at, r) in rule_nodes(node("checks"), "rules.checks", CHECK_RULE_MARKERS) {
-            self.keys(r, &at, CHECK_KEYS);
-            if let Some(i) = r.get("issue") {
-                self.issue(i, &format!("{at}.issue"));
+        let mut nodes = vec![OTHER_RULE_NODES];
+        nodes.extend(RULE_KINDS.iter().map(|k| k.nodes));
+        self.keys_of(rules, "rules", &nodes);
+        for kind in RULE_KINDS {
+            for (at, r) in kind.rules(raw) {
+                self.keys(r, &at, kind.keys);
+                (kind.check)(self, r, &at);
             }
         }
         for (n, r) in children(rules.get("errors").unwrap_or(&Value::Null)) {
@@ -433,14 +278,9 @@ pub fn duplicate_codes(raw: &Value) -> Vec<SchemaError> {
     }
     let rules = raw.get("rules").unwrap_or(&Value::Null);
     let mut sink = Vec::new();
-    for kind in [
-        "checks",
-        "sidecars",
-        "json",
-        "dataset_metadata",
-        "tabular_data",
-    ] {
-        if let Some(v) = rules.get(kind) {
+    let nodes = RULE_KINDS.iter().filter(|k| k.issues).flat_map(|k| k.nodes);
+    for kind in nodes {
+        if let Some(v) = rules.get(*kind) {
             walk(v, &format!("rules.{kind}"), &mut |c, m, at| {
                 visit(c, m, at, &mut sink)
             });

@@ -29,6 +29,7 @@ mod lifecycle;
 mod model;
 mod normalize;
 mod select;
+mod shape;
 mod version;
 mod views;
 mod yaml;
@@ -51,10 +52,7 @@ pub use select::{
 pub use version::{
     bundled_override, bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV,
 };
-pub use views::{
-    called_functions, rule_nodes, CHECK_RULE_MARKERS, FIELD_RULE_MARKERS, FILE_RULE_MARKERS,
-    TABULAR_RULE_MARKERS,
-};
+pub use views::{called_functions, rule_kind, rule_nodes, RuleKind, RULE_KINDS};
 pub use yaml::{load_tree_raw, resolve_refs, TreeInfo};
 
 /// Options for loading.
@@ -86,46 +84,9 @@ pub struct Schema {
     pub brand: Brand,
     /// Every brand the schema can serve (`meta.brands`; a compiled schema serves one).
     pub brands: Brands,
-    /// Entities in canonical order (`rules.entities`).
-    pub entities: Vec<Entity>,
-    /// `objects.datatypes`, keyed by object key.
-    pub datatypes: IndexMap<String, Term>,
-    /// `objects.suffixes`, keyed by object key (`TwoPE` → value `2PE`).
-    pub suffixes: IndexMap<String, Term>,
-    /// `objects.extensions`, keyed by normalised object key (`nii_gz` → `.nii.gz`).
-    pub extensions: IndexMap<String, Term>,
-    /// Modality → datatypes (`rules.modalities`; modalities only in `objects` map to `[]`).
-    pub modalities: IndexMap<String, Vec<String>>,
-    /// `objects.formats` with compiled anchored patterns.
-    pub formats: IndexMap<String, Format>,
-    /// `objects.metadata`.
-    pub metadata: IndexMap<String, Definition>,
-    /// `objects.columns`.
-    pub columns: IndexMap<String, Definition>,
-    /// `objects.enums` (empty before 1.9).
-    pub enums: IndexMap<String, Value>,
-    /// `rules.files.*.*.*`.
-    pub file_rules: Vec<FileRule>,
-    /// `rules.sidecars.*.*`.
-    pub sidecar_rules: Vec<FieldRule>,
-    /// `rules.dataset_metadata.*` then `rules.json.*.*`.
-    pub json_rules: Vec<FieldRule>,
-    /// `rules.tabular_data.*.*`.
-    pub tabular_rules: Vec<TabularRule>,
-    /// `rules.checks.*.*`.
-    pub checks: Vec<CheckRule>,
-    /// `rules.errors.*`.
-    pub errors: Vec<ErrorRule>,
-    /// `rules.directories.*.*` (empty before 1.10).
-    pub directories: Vec<DirectoryRule>,
-    /// `meta.associations.*`.
-    pub associations: Vec<Association>,
-    /// The context definition (`meta.context`, JSON-schema-like).
-    pub context: Value,
-    /// Versions of the standard this schema knows of (`meta.versions`), newest first.
-    /// Upstream lists every release here, including ones it cannot validate: use
-    /// [`Schema::supported_versions`] to choose a version.
-    pub versions: Vec<String>,
+    /// The typed views (entities, terms, definitions, rules…); `Schema` dereferences
+    /// to them.
+    pub views: Views,
     /// Versions this schema can be pinned to, newest first: a YAML tree's
     /// `version.yaml` `supported` list; `[version]` for a compiled schema.
     pub supported_versions: Vec<String>,
@@ -135,6 +96,19 @@ pub struct Schema {
     pub warnings: Vec<Warning>,
     /// Where the schema was loaded from, if from a file or directory.
     pub source: Option<PathBuf>,
+}
+
+impl std::ops::Deref for Schema {
+    type Target = Views;
+    fn deref(&self) -> &Views {
+        &self.views
+    }
+}
+
+impl std::ops::DerefMut for Schema {
+    fn deref_mut(&mut self) -> &mut Views {
+        &mut self.views
+    }
 }
 
 /// Loads a schema from a compiled JSON file or a YAML tree directory.
@@ -264,7 +238,11 @@ impl Schema {
         if let Some(name) = &opts.brand {
             serve_brand(&mut v, name).map_err(SchemaErrors::single)?;
         }
-        let n = normalize::normalise(v).map_err(SchemaErrors::single)?;
+        let mut n = normalize::normalise(v).map_err(SchemaErrors::single)?;
+        if !strict {
+            // Upstream compiled schemas state a few facts only in prose.
+            views::structure_prose(&mut n.raw);
+        }
         let mut b = views::Builder {
             errors: Vec::new(),
             warnings: Vec::new(),
@@ -292,26 +270,8 @@ impl Schema {
             schema_version: n.schema_version,
             brand: n.brand,
             brands: n.brands,
-            entities: views.entities,
-            datatypes: views.datatypes,
-            suffixes: views.suffixes,
-            extensions: views.extensions,
-            modalities: views.modalities,
-            formats: views.formats,
-            metadata: views.metadata,
-            columns: views.columns,
-            enums: views.enums,
-            file_rules: views.file_rules,
-            sidecar_rules: views.sidecar_rules,
-            json_rules: views.json_rules,
-            tabular_rules: views.tabular_rules,
-            checks: views.checks,
-            errors: views.errors,
-            directories: views.directories,
-            associations: views.associations,
-            context: views.context,
+            views,
             supported_versions: vec![n.version.clone()],
-            versions: views.versions,
             deprecations: IndexMap::new(),
             warnings: b.warnings,
             source: None,
@@ -419,18 +379,8 @@ impl Schema {
             }
         }
         let mut out = Vec::new();
-        for r in &self.file_rules {
-            push(&mut out, &r.id, "selectors", &r.selectors);
-        }
-        for r in self.sidecar_rules.iter().chain(&self.json_rules) {
-            push(&mut out, &r.id, "selectors", &r.selectors);
-        }
-        for r in &self.tabular_rules {
-            push(&mut out, &r.id, "selectors", &r.selectors);
-        }
-        for r in &self.checks {
-            push(&mut out, &r.id, "selectors", &r.selectors);
-            push(&mut out, &r.id, "checks", &r.checks);
+        for kind in RULE_KINDS {
+            (kind.expressions)(&self.views, &mut out);
         }
         for r in &self.errors {
             push(&mut out, &r.id, "selectors", &r.selectors);

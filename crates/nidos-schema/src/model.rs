@@ -212,6 +212,27 @@ pub struct Definition {
     pub name: String,
     /// The whole definition.
     pub def: Value,
+    /// Values of a column that the standard deprecates (`deprecated_values`; columns only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deprecated_values: Vec<DeprecatedValue>,
+}
+
+/// A column value the standard deprecates (an entry of a column definition's
+/// `deprecated_values`): a cell holding it that the column's constraint rejects raises
+/// `issue`, once per column of a table, instead of a type error.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeprecatedValue {
+    pub value: String,
+    pub issue: IssueSpec,
+}
+
+/// A condition that gives a field another level (`level_if` of a field requirement):
+/// when the file's sidecar holds the string `is` at `key`, the field is at `level`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LevelCondition {
+    pub key: String,
+    pub is: String,
+    pub level: Level,
 }
 
 impl Definition {
@@ -284,7 +305,12 @@ pub struct FieldReq {
     pub level: Level,
     /// The level text as written (may carry prose in old upstream schemas).
     pub level_raw: String,
+    /// Prose about the level; never read by the validator (see `level_if`).
     pub level_addendum: Option<String>,
+    /// The level the field takes under a condition (`level_if`; for an upstream
+    /// compiled schema, read at load from `level_addendum`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level_if: Option<LevelCondition>,
     pub description_addendum: Option<String>,
     pub issue: Option<IssueSpec>,
     /// How to repair the issue this field raises, if it can be.
@@ -477,4 +503,50 @@ impl FixOp {
     pub fn scans_content(&self) -> bool {
         matches!(self, FixOp::RemoveBom | FixOp::NormalizeLines)
     }
+}
+
+/// The typed views of a schema, built once at load ([`crate::Schema`] holds them and
+/// dereferences to them, so `schema.checks` reads the view).
+#[derive(Clone, Debug)]
+pub struct Views {
+    /// Entities in canonical order (`rules.entities`).
+    pub entities: Vec<Entity>,
+    /// `objects.datatypes`, keyed by object key.
+    pub datatypes: IndexMap<String, Term>,
+    /// `objects.suffixes`, keyed by object key (`TwoPE` → value `2PE`).
+    pub suffixes: IndexMap<String, Term>,
+    /// `objects.extensions`, keyed by normalised object key (`nii_gz` → `.nii.gz`).
+    pub extensions: IndexMap<String, Term>,
+    /// Modality → datatypes (`rules.modalities`; modalities only in `objects` map to `[]`).
+    pub modalities: IndexMap<String, Vec<String>>,
+    /// `objects.formats` with compiled anchored patterns.
+    pub formats: IndexMap<String, Format>,
+    /// `objects.metadata`.
+    pub metadata: IndexMap<String, Definition>,
+    /// `objects.columns`.
+    pub columns: IndexMap<String, Definition>,
+    /// `objects.enums` (empty before 1.9).
+    pub enums: IndexMap<String, Value>,
+    /// `rules.files.*.*.*`.
+    pub file_rules: Vec<FileRule>,
+    /// `rules.sidecars.*.*`.
+    pub sidecar_rules: Vec<FieldRule>,
+    /// `rules.dataset_metadata.*` then `rules.json.*.*`.
+    pub json_rules: Vec<FieldRule>,
+    /// `rules.tabular_data.*.*`.
+    pub tabular_rules: Vec<TabularRule>,
+    /// `rules.checks.*.*`.
+    pub checks: Vec<CheckRule>,
+    /// `rules.errors.*`.
+    pub errors: Vec<ErrorRule>,
+    /// `rules.directories.*.*` (empty before 1.10).
+    pub directories: Vec<DirectoryRule>,
+    /// `meta.associations.*`.
+    pub associations: Vec<Association>,
+    /// The context definition (`meta.context`, JSON-schema-like).
+    pub context: Value,
+    /// Versions of the standard this schema knows of (`meta.versions`), newest first.
+    /// Upstream lists every release here, including ones it cannot validate: use
+    /// [`crate::Schema::supported_versions`] to choose a version.
+    pub versions: Vec<String>,
 }

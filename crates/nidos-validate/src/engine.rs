@@ -1,17 +1,16 @@
 //! The validation run: prepares the schema once, then applies every rule to every file
 //! of a dataset in parallel and gathers a deterministic report.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::PoisonError;
 
 use nidos_dataset::{Dataset, DatasetIssue, FileEntry, OpenOptions};
-use nidos_expr::full_match::FullMatcher;
 use nidos_expr::{Context, Object, Value};
 use nidos_schema::Schema;
 use rayon::prelude::*;
 
-use crate::apply::{self, ColumnPlan, FieldRuleTexts, FileFacts, MissingKeyCodes, Seen, TableView};
+use crate::apply::{self, FileFacts, Prepared, Seen, TableView};
 use crate::cleaned::Cleaned;
 use crate::config::Config;
 use crate::filenames;
@@ -61,16 +60,8 @@ pub struct Progress {
 /// A schema prepared for validation (compile once, validate many datasets).
 pub struct Engine<'s> {
     pub schema: &'s Schema,
-    /// Formats compiled unanchored, as metadata values are tested.
-    formats: HashMap<String, regress::Regex>,
-    /// Rules whose selectors name derivative datasets explicitly.
-    derivative_rules: HashSet<String>,
-    /// The issue texts of each sidecar and JSON rule (as `schema` lists them).
-    sidecar_texts: Vec<FieldRuleTexts<'s>>,
-    json_texts: Vec<FieldRuleTexts<'s>>,
-    pub(crate) missing_key_codes: MissingKeyCodes,
-    /// Per tabular rule, per column: its schema-given constraint, on first use.
-    column_plans: Vec<Vec<std::sync::OnceLock<ColumnPlan>>>,
+    /// What the rule applications read: texts, column plans, compiled patterns.
+    pub(crate) prepared: Prepared<'s>,
     /// The file rules by the paths and suffixes they claim.
     pub(crate) file_rules: filenames::FileRuleIndex,
     /// Every distinct selector of the rules below, numbered.
@@ -83,46 +74,18 @@ pub struct Engine<'s> {
     /// The Citation File Format rules (the schema's, else the bundled ones); the reason
     /// when they cannot be read.
     pub(crate) citation: Result<crate::cff::CffRules, String>,
-    /// Anchored column-value patterns, compiled once per distinct body.
-    anchored: std::sync::RwLock<HashMap<String, Option<std::sync::Arc<FullMatcher>>>>,
     /// The schema's fixes, to mark reported issues `fixable`.
     fixes: crate::FixIndex,
 }
 
 impl FormatCheck for Engine<'_> {
     fn check(&self, format: &str, value: &str) -> Option<bool> {
-        self.formats.get(format).map(|re| re.find(value).is_some())
+        self.prepared.patterns.check(format, value)
     }
 }
 
 impl<'s> Engine<'s> {
     pub fn new(schema: &'s Schema) -> Engine<'s> {
-        let formats = schema
-            .formats
-            .iter()
-            .filter_map(|(name, f)| {
-                regress::Regex::new(&f.pattern)
-                    .ok()
-                    .map(|re| (name.clone(), re))
-            })
-            .collect();
-        let derivative_rules = schema
-            .sidecar_rules
-            .iter()
-            .chain(&schema.json_rules)
-            .filter(|r| {
-                r.selectors
-                    .iter()
-                    .any(|s| s.parsed.as_deref().is_some_and(names_derivative))
-            })
-            .map(|r| r.id.clone())
-            .collect();
-        let texts = |rules: &[nidos_schema::FieldRule]| {
-            rules
-                .iter()
-                .map(|r| FieldRuleTexts::new(schema, r))
-                .collect()
-        };
         let mut selectors = SelectorTable::default();
         let mut index = |r: &mut dyn Iterator<Item = &Vec<nidos_schema::Expression>>| {
             RuleIndex::new(&r.collect::<Vec<_>>(), &mut selectors)
@@ -133,44 +96,16 @@ impl<'s> Engine<'s> {
         let tabular_index = index(&mut schema.tabular_rules.iter().map(|r| &r.selectors));
         Engine {
             schema,
-            formats,
-            derivative_rules,
-            sidecar_texts: texts(&schema.sidecar_rules),
-            json_texts: texts(&schema.json_rules),
-            missing_key_codes: MissingKeyCodes::default(),
+            prepared: Prepared::new(schema),
             file_rules: filenames::FileRuleIndex::new(schema),
-            column_plans: schema
-                .tabular_rules
-                .iter()
-                .map(|r| r.columns.values().map(|_| Default::default()).collect())
-                .collect(),
             selectors,
             check_index,
             sidecar_index,
             json_index,
             tabular_index,
             citation: crate::cff::CffRules::for_schema(&schema.raw),
-            anchored: Default::default(),
             fixes: crate::FixIndex::new(schema),
         }
-    }
-
-    /// `^(?:body)$` compiled (once per distinct body); `None` when it does not compile.
-    pub(crate) fn anchored(&self, body: &str) -> Option<std::sync::Arc<FullMatcher>> {
-        if let Ok(cache) = self.anchored.read() {
-            if let Some(re) = cache.get(body) {
-                return re.clone();
-            }
-        }
-        let re = FullMatcher::new(body).ok().map(std::sync::Arc::new);
-        if let Ok(mut cache) = self.anchored.write() {
-            cache.insert(body.to_string(), re.clone());
-        }
-        re
-    }
-
-    pub(crate) fn selects_derivatives(&self, rule_id: &str) -> bool {
-        self.derivative_rules.contains(rule_id)
     }
 
     /// Validates the dataset at `root`.
@@ -366,16 +301,16 @@ impl<'s> Engine<'s> {
         for &i in &candidates {
             let rule = &schema.sidecar_rules[i];
             if selectors.all(self.sidecar_index.selectors(i), &view) {
-                let rule = (rule, &self.sidecar_texts[i]);
-                apply::apply_fields(self, rule, true, &view, &facts, seen, out);
+                let rule = (rule, &self.prepared.sidecar_texts[i]);
+                apply::apply_fields(&self.prepared, rule, true, &view, &facts, seen, out);
             }
         }
         self.json_index.candidates(&keys, &mut candidates);
         for &i in &candidates {
             let rule = &schema.json_rules[i];
             if selectors.all(self.json_index.selectors(i), &view) {
-                let rule = (rule, &self.json_texts[i]);
-                apply::apply_fields(self, rule, false, &view, &facts, seen, out);
+                let rule = (rule, &self.prepared.json_texts[i]);
+                apply::apply_fields(&self.prepared, rule, false, &view, &facts, seen, out);
             }
         }
         let mut table_cache: Option<(Vec<String>, Value)> = None;
@@ -398,8 +333,8 @@ impl<'s> Engine<'s> {
                 headers: headers.clone(),
                 columns: columns.as_object().unwrap_or(&empty),
             };
-            let rule = (rule, self.column_plans[i].as_slice());
-            apply::apply_tabular(self, rule, &view, &facts, &table, out);
+            let rule = (rule, self.prepared.column_plans[i].as_slice());
+            apply::apply_tabular(&self.prepared, rule, &view, &facts, &table, out);
         }
         for o in ctx.sidecar_overrides() {
             out.push(
@@ -495,32 +430,65 @@ struct PerFile<'r, 'm> {
     used: &'r mut FastSet<String>,
 }
 
-/// Whether a selector compares `….DatasetType` with the string `"derivative"` (either
-/// side, anywhere in the expression): its rule is meant for derivative datasets.
-fn names_derivative(e: &nidos_expr::Expr) -> bool {
-    use nidos_expr::{Expr, Value};
-    let dataset_type = |e: &Expr| matches!(e, Expr::Member(_, n) if n.as_ref() == "DatasetType");
-    let derivative =
-        |e: &Expr| matches!(e, Expr::Literal(Value::String(v)) if v.as_ref() == "derivative");
-    match e {
-        Expr::Call(c) => {
-            let here = c.name.as_ref() == "_==_"
-                && matches!(&c.args[..], [a, b]
-                    if (dataset_type(a) && derivative(b)) || (derivative(a) && dataset_type(b)));
-            here || c.args.iter().any(names_derivative)
-        }
-        Expr::Member(inner, _) => names_derivative(inner),
-        Expr::Index(a, b) => names_derivative(a) || names_derivative(b),
-        Expr::Array(items) => items.iter().any(names_derivative),
-        Expr::Literal(_) | Expr::Name(_) => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema");
+
+    /// A field's `level_if` decides its level from the sidecar: MagneticFieldStrength
+    /// (recommended) becomes required when the sidecar's Manufacturer is `Acme`.
+    #[test]
+    fn level_if_raises_a_missing_field() {
+        let mut schema = nidos_schema::load_path(Path::new(BUNDLED)).unwrap();
+        let mut changed = 0;
+        for rule in &mut schema.sidecar_rules {
+            let req = rule.fields.get_mut("MagneticFieldStrength");
+            if let Some(req) = req.filter(|r| r.level == nidos_schema::Level::Recommended) {
+                req.level_if = Some(nidos_schema::LevelCondition {
+                    key: "Manufacturer".into(),
+                    is: "Acme".into(),
+                    level: nidos_schema::Level::Required,
+                });
+                changed += 1;
+            }
+        }
+        assert!(changed > 0);
+        let engine = Engine::new(&schema);
+        let opts = Options {
+            ignore_nifti_headers: true,
+            ..Default::default()
+        };
+        for (manufacturer, want) in [
+            ("Acme", ("SIDECAR_KEY_REQUIRED", Severity::Error)),
+            ("Other", ("SIDECAR_KEY_RECOMMENDED", Severity::Warning)),
+            ("acme", ("SIDECAR_KEY_RECOMMENDED", Severity::Warning)),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path();
+            std::fs::write(
+                root.join("dataset_description.json"),
+                r#"{"Name": "d", "StdVersion": "1.10.0", "BIDSVersion": "1.10.0"}"#,
+            )
+            .unwrap();
+            let anat = root.join("sub-01/anat");
+            std::fs::create_dir_all(&anat).unwrap();
+            std::fs::write(anat.join("sub-01_T1w.nii.gz"), b"x").unwrap();
+            std::fs::write(
+                anat.join("sub-01_T1w.json"),
+                format!(r#"{{"Manufacturer": "{manufacturer}"}}"#),
+            )
+            .unwrap();
+            let report = engine.validate(root, &opts).unwrap();
+            let got: Vec<(&str, Severity)> = report
+                .issues
+                .iter()
+                .filter(|i| i.sub_code == "MagneticFieldStrength")
+                .map(|i| (i.code.as_str(), i.severity))
+                .collect();
+            assert_eq!(got, [want], "Manufacturer {manufacturer}");
+        }
+    }
 
     /// A bad value in a root sidecar inherited by many files is reported once, by the
     /// first inheriting file in path order, whichever worker thread reaches it first.
@@ -572,37 +540,5 @@ mod tests {
             bad[0].affects(),
             ["/sub-000/func/sub-000_task-rest_bold.nii.gz"]
         );
-    }
-}
-
-#[cfg(test)]
-mod derivative_selector_tests {
-    use super::names_derivative;
-
-    #[test]
-    fn derivative_selectors_are_recognised_from_the_parsed_tree() {
-        for (src, want) in [
-            (
-                "dataset.dataset_description.DatasetType == \"derivative\"",
-                true,
-            ),
-            (
-                "'derivative'==dataset.dataset_description.DatasetType",
-                true,
-            ),
-            (
-                "suffix == 'bold' && dataset.dataset_description.DatasetType == 'derivative'",
-                true,
-            ),
-            (
-                "dataset.dataset_description.DatasetType != 'derivative'",
-                false,
-            ),
-            ("dataset.dataset_description.DatasetType == 'raw'", false),
-            ("sidecar.Note == 'DatasetType==\"derivative\"'", false),
-        ] {
-            let e = nidos_expr::parse(src).unwrap();
-            assert_eq!(names_derivative(&e), want, "{src}");
-        }
     }
 }

@@ -13,32 +13,12 @@ mod calls;
 mod fields;
 mod files;
 mod fixes;
+mod kinds;
+mod prose;
 
 pub use calls::called_functions;
-
-/// Keys that mark a node of `rules.sidecars`, `rules.json` or `rules.dataset_metadata` as a rule.
-pub const FIELD_RULE_MARKERS: &[&str] = &["selectors", "fields"];
-/// Keys that mark a node of `rules.tabular_data` as a rule.
-pub const TABULAR_RULE_MARKERS: &[&str] = &[
-    "selectors",
-    "columns",
-    "initial_columns",
-    "index_columns",
-    "additional_columns",
-];
-/// Keys that mark a node of `rules.checks` as a rule.
-pub const CHECK_RULE_MARKERS: &[&str] = &["selectors", "checks", "issue"];
-/// Keys that mark a node of `rules.files` as a rule.
-pub const FILE_RULE_MARKERS: &[&str] = &[
-    "suffixes",
-    "path",
-    "stem",
-    "entities",
-    "selectors",
-    "extensions",
-    "level",
-    "datatypes",
-];
+pub use kinds::{rule_kind, RuleKind, RULE_KINDS};
+pub(crate) use prose::structure_prose;
 
 /// The rules under a rule-kind node, with their dotted paths. Groups nest to any depth
 /// (upstream puts derivative rules one level deeper: `rules.sidecars.derivatives.
@@ -125,29 +105,6 @@ pub(crate) struct Parsed {
     expr: Option<Arc<nidos_expr::Expr>>,
     unknown: Vec<String>,
     error: Option<String>,
-}
-
-/// Everything built from the raw tree.
-pub(crate) struct Views {
-    pub entities: Vec<Entity>,
-    pub datatypes: IndexMap<String, Term>,
-    pub suffixes: IndexMap<String, Term>,
-    pub extensions: IndexMap<String, Term>,
-    pub modalities: IndexMap<String, Vec<String>>,
-    pub formats: IndexMap<String, Format>,
-    pub metadata: IndexMap<String, Definition>,
-    pub columns: IndexMap<String, Definition>,
-    pub enums: IndexMap<String, Value>,
-    pub file_rules: Vec<FileRule>,
-    pub sidecar_rules: Vec<FieldRule>,
-    pub json_rules: Vec<FieldRule>,
-    pub tabular_rules: Vec<TabularRule>,
-    pub checks: Vec<CheckRule>,
-    pub errors: Vec<ErrorRule>,
-    pub directories: Vec<DirectoryRule>,
-    pub associations: Vec<Association>,
-    pub context: Value,
-    pub versions: Vec<String>,
 }
 
 static NULL: Value = Value::Null;
@@ -421,79 +378,31 @@ impl Builder {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
 
-        // File rules: rules.files.<category>.<group…>.<name>
-        let rules_node = raw.get("rules").unwrap_or(&NULL);
-        let mut file_rules = Vec::new();
-        for (id, v) in rule_nodes(
-            rules_node.get("files").unwrap_or(&Value::Null),
-            "rules.files",
-            FILE_RULE_MARKERS,
-        ) {
-            let parts: Vec<&str> = id.split('.').collect();
-            let cat = parts.get(2).copied().unwrap_or_default();
-            let name = parts.last().copied().unwrap_or_default();
-            let group = if parts.len() > 4 {
-                parts[3..parts.len() - 1].join(".")
-            } else {
-                String::new()
-            };
-            if !v.is_object() {
-                self.err(
-                    ErrorKind::Structure,
-                    &id,
-                    format!("expected a file rule, found {}", kind_of(v)),
-                );
-                continue;
+        let mut views = Views {
+            entities,
+            datatypes,
+            suffixes,
+            extensions,
+            modalities,
+            formats,
+            metadata,
+            columns,
+            enums,
+            file_rules: Vec::new(),
+            sidecar_rules: Vec::new(),
+            json_rules: Vec::new(),
+            tabular_rules: Vec::new(),
+            checks: Vec::new(),
+            errors: Vec::new(),
+            directories: Vec::new(),
+            associations: Vec::new(),
+            context: Value::Null,
+            versions: Vec::new(),
+        };
+        for kind in RULE_KINDS {
+            for (id, v) in kind.rules(raw) {
+                (kind.build)(self, id, v, &mut views);
             }
-            file_rules.push(self.file_rule(v, &id, cat, &group, name));
-        }
-
-        let mut sidecar_rules = Vec::new();
-        for (id, v) in rule_nodes(
-            rules_node.get("sidecars").unwrap_or(&Value::Null),
-            "rules.sidecars",
-            FIELD_RULE_MARKERS,
-        ) {
-            sidecar_rules.push(self.field_rule(v, &id));
-        }
-
-        let mut json_rules = Vec::new();
-        for kind in ["dataset_metadata", "json"] {
-            let node = rules_node.get(kind).unwrap_or(&Value::Null);
-            for (id, v) in rule_nodes(node, &format!("rules.{kind}"), FIELD_RULE_MARKERS) {
-                json_rules.push(self.field_rule(v, &id));
-            }
-        }
-
-        let mut tabular_rules = Vec::new();
-        let node = rules_node.get("tabular_data").unwrap_or(&Value::Null);
-        for (id, v) in rule_nodes(node, "rules.tabular_data", TABULAR_RULE_MARKERS) {
-            tabular_rules.push(self.tabular_rule(v, &id, &columns));
-        }
-
-        let mut checks = Vec::new();
-        for (id, v) in rule_nodes(
-            rules_node.get("checks").unwrap_or(&Value::Null),
-            "rules.checks",
-            CHECK_RULE_MARKERS,
-        ) {
-            let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
-            let cks = self.expressions(v.get("checks"), &format!("{id}.checks"));
-            let issue = match v.get("issue") {
-                Some(i) => self.issue(i, &format!("{id}.issue")),
-                None => {
-                    self.err(ErrorKind::Structure, &id, "check without an issue");
-                    None
-                }
-            };
-            let fix = v.get("fix").and_then(|f| self.fix(f, &id));
-            checks.push(CheckRule {
-                id,
-                selectors,
-                checks: cks,
-                issue,
-                fix,
-            });
         }
 
         let mut errors = Vec::new();
@@ -573,27 +482,12 @@ impl Builder {
             None => Vec::new(),
         };
 
-        Views {
-            entities,
-            datatypes,
-            suffixes,
-            extensions,
-            modalities,
-            formats,
-            metadata,
-            columns,
-            enums,
-            file_rules,
-            sidecar_rules,
-            json_rules,
-            tabular_rules,
-            checks,
-            errors,
-            directories,
-            associations,
-            context,
-            versions,
-        }
+        views.errors = errors;
+        views.directories = directories;
+        views.associations = associations;
+        views.context = context;
+        views.versions = versions;
+        views
     }
 }
 

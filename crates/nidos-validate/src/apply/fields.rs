@@ -1,11 +1,11 @@
 //! Field rules: the keys a sidecar or JSON file must, should or may have, and the
 //! values they take.
 
-use nidos_expr::{Context, Value};
-use nidos_schema::{Definition, FieldRule};
+use nidos_expr::Context;
+use nidos_schema::FieldRule;
 
-use crate::engine::Engine;
-use crate::issue::{Issue, Severity, Sym};
+use super::prepared::{FieldRuleTexts, Prepared};
+use crate::issue::{Issue, Severity};
 use crate::jsonschema;
 
 use super::*;
@@ -13,69 +13,8 @@ use super::*;
 /// Sidecar extensions that carry no sidecar of their own.
 pub(super) const NO_SIDECAR_EXTENSIONS: &[&str] = &[".json", "", ".md", ".txt", ".rst", ".cff"];
 
-/// What issues of a field rule name, resolved once per engine: a run reports hundreds
-/// of thousands of missing keys, each sharing these texts instead of looking them up.
-pub(crate) struct FieldRuleTexts<'s> {
-    pub rule: Sym,
-    /// Per field of the rule, in order.
-    pub fields: Vec<FieldTexts<'s>>,
-}
-
-pub(crate) struct FieldTexts<'s> {
-    /// The key as written in the JSON file.
-    pub name: Sym,
-    pub def: Option<&'s Definition>,
-    /// The code the rule gives a missing key, when it names one.
-    pub code: Option<Sym>,
-}
-
-impl<'s> FieldRuleTexts<'s> {
-    pub(crate) fn new(schema: &'s nidos_schema::Schema, rule: &FieldRule) -> FieldRuleTexts<'s> {
-        let fields = rule
-            .fields
-            .iter()
-            .map(|(key, req)| {
-                let def = schema.metadata_def(key);
-                FieldTexts {
-                    name: Sym::from(def.map_or(key.as_str(), |d| d.name.as_str())),
-                    def,
-                    code: req
-                        .issue
-                        .as_ref()
-                        .filter(|spec| !spec.code.is_empty())
-                        .map(|spec| Sym::from(spec.code.as_str())),
-                }
-            })
-            .collect();
-        FieldRuleTexts {
-            rule: Sym::from(rule.id.as_str()),
-            fields,
-        }
-    }
-}
-
-/// The codes of a missing key when its rule names none, by (sidecar rule, error).
-pub(crate) struct MissingKeyCodes([Sym; 4]);
-
-impl Default for MissingKeyCodes {
-    fn default() -> MissingKeyCodes {
-        MissingKeyCodes([
-            Sym::from("JSON_KEY_RECOMMENDED"),
-            Sym::from("JSON_KEY_REQUIRED"),
-            Sym::from("SIDECAR_KEY_RECOMMENDED"),
-            Sym::from("SIDECAR_KEY_REQUIRED"),
-        ])
-    }
-}
-
-impl MissingKeyCodes {
-    fn get(&self, sidecar_rule: bool, error: bool) -> &Sym {
-        &self.0[usize::from(sidecar_rule) * 2 + usize::from(error)]
-    }
-}
-
 pub(crate) fn apply_fields(
-    engine: &Engine<'_>,
+    prepared: &Prepared<'_>,
     (rule, texts): (&FieldRule, &FieldRuleTexts<'_>),
     is_sidecar_rule: bool,
     ctx: &dyn Context,
@@ -92,7 +31,7 @@ pub(crate) fn apply_fields(
     } else {
         ctx.lookup("json")
     };
-    let report_missing = !facts.derivative_dataset || engine.selects_derivatives(&rule.id);
+    let report_missing = !facts.derivative_dataset || prepared.selects_derivatives(&rule.id);
     for ((key, req), field) in rule.fields.iter().zip(&texts.fields) {
         let name = field.name.as_str();
         match object.as_object().and_then(|o| o.get(name)) {
@@ -100,16 +39,16 @@ pub(crate) fn apply_fields(
                 if !report_missing {
                     continue;
                 }
-                let mut severity = level_severity(req.level);
-                if let Some(addendum) = &req.level_addendum {
-                    if let Some(s) = addendum_severity(addendum, &sidecar) {
-                        severity = Some(s);
-                    }
-                }
-                let Some(severity) = severity else { continue };
+                let level = match &req.level_if {
+                    Some(c) if sidecar.get(&c.key).as_str() == Some(c.is.as_str()) => c.level,
+                    _ => req.level,
+                };
+                let Some(severity) = level_severity(level) else {
+                    continue;
+                };
                 let code = match &field.code {
                     Some(code) => code,
-                    None => engine
+                    None => prepared
                         .missing_key_codes
                         .get(is_sidecar_rule, severity == Severity::Error),
                 };
@@ -142,7 +81,7 @@ pub(crate) fn apply_fields(
                     },
                     || {
                         let json = value.to_json();
-                        let violations = jsonschema::check(&json, &def.def, engine);
+                        let violations = jsonschema::check(&json, &def.def, &prepared.patterns);
                         violations
                             .first()
                             .map(|v| format!("{name}{}: {}", v.at, v.message))
@@ -151,24 +90,4 @@ pub(crate) fn apply_fields(
             }
         }
     }
-}
-
-/// A level addendum such as "required if `MEGCoordinateSystem` is `Other`" upgrades the
-/// level when the sidecar holds that string value.
-pub(super) fn addendum_severity(addendum: &str, sidecar: &Value) -> Option<Severity> {
-    let (level, rest) = if let Some(i) = addendum.find("required if `") {
-        (Severity::Error, &addendum[i + "required if `".len()..])
-    } else if let Some(i) = addendum.find("recommended if `") {
-        (Severity::Warning, &addendum[i + "recommended if `".len()..])
-    } else {
-        return None;
-    };
-    let (key, rest) = rest.split_once('`')?;
-    let rest = rest.strip_prefix(" is `")?;
-    let (value, _) = rest.split_once('`')?;
-    let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
-    if !word(key) || !word(value) {
-        return None;
-    }
-    (sidecar.get(key).as_str() == Some(value)).then_some(level)
 }

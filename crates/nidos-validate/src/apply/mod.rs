@@ -9,11 +9,14 @@ use nidos_schema::CheckRule;
 use crate::issue::{FastMap, Issue, Severity, Sym};
 
 mod fields;
+mod patterns;
+mod prepared;
 mod signature;
 mod tabular;
 
-pub(crate) use fields::{apply_fields, FieldRuleTexts, MissingKeyCodes};
-pub(crate) use tabular::{apply_tabular, ColumnPlan, TableView};
+pub(crate) use fields::apply_fields;
+pub(crate) use prepared::Prepared;
+pub(crate) use tabular::{apply_tabular, TableView};
 
 /// What the rules need of a file beyond the expression context.
 pub(crate) struct FileFacts<'a> {

@@ -3,7 +3,9 @@
 
 use nidos_expr::Value;
 
-use crate::engine::Engine;
+use nidos_schema::Schema;
+
+use super::patterns::Patterns;
 
 /// A value constraint of one column.
 pub(super) struct Signature {
@@ -171,8 +173,11 @@ pub(super) fn refine(
 }
 
 impl Signature {
-    pub(super) fn compile(raw: &RawSignature, engine: &Engine<'_>) -> Option<Signature> {
-        let schema = engine.schema;
+    pub(super) fn compile(
+        raw: &RawSignature,
+        schema: &Schema,
+        patterns: &Patterns,
+    ) -> Option<Signature> {
         if raw.trivial() {
             return None;
         }
@@ -187,7 +192,7 @@ impl Signature {
                 parts.join("|")
             }
         };
-        let regex = engine.anchored(&body);
+        let regex = patterns.anchored(&body);
         Some(Signature {
             regex,
             levels: raw.levels.clone(),

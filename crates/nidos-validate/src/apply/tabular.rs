@@ -4,43 +4,13 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use nidos_expr::{Context, Value};
-use nidos_schema::{ColumnReq, TabularRule};
+use nidos_schema::{ColumnReq, DeprecatedValue, TabularRule};
 
-use crate::engine::Engine;
 use crate::issue::{Issue, Severity};
 
+use super::prepared::{ColumnPlan, Prepared};
 use super::signature::*;
 use super::*;
-
-/// The value constraint of a rule's column as the schema alone gives it, worked out on
-/// first use and shared by every table without a sidecar definition of the column.
-pub(crate) struct ColumnPlan {
-    /// The schema gives a `definition` a sidecar replaces whole (else a sidecar's
-    /// definition can only narrow the schema's).
-    overridable: bool,
-    raw: RawSignature,
-    compiled: Option<Signature>,
-}
-
-impl ColumnPlan {
-    fn new(engine: &Engine<'_>, req: &ColumnReq) -> ColumnPlan {
-        let schema_def = match &req.definition {
-            Some(d) => Some(d),
-            None => engine.schema.column_def(&req.key).map(|d| &d.def),
-        };
-        let overridable = schema_def.and_then(|d| d.get("definition"));
-        let raw = match (overridable, schema_def) {
-            (Some(o), _) => RawSignature::from_column_definition(&Value::from(o)),
-            (None, Some(d)) => RawSignature::from_schema_def(d),
-            (None, None) => RawSignature::from_schema_def(&serde_json::Value::Null),
-        };
-        ColumnPlan {
-            overridable: overridable.is_some(),
-            compiled: Signature::compile(&raw, engine),
-            raw,
-        }
-    }
-}
 
 pub(crate) struct TableView<'a> {
     pub headers: Vec<String>,
@@ -48,7 +18,7 @@ pub(crate) struct TableView<'a> {
 }
 
 pub(crate) fn apply_tabular(
-    engine: &Engine<'_>,
+    prepared: &Prepared<'_>,
     (rule, plans): (&TabularRule, &[OnceLock<ColumnPlan>]),
     ctx: &dyn Context,
     facts: &FileFacts<'_>,
@@ -59,7 +29,7 @@ pub(crate) fn apply_tabular(
         return;
     }
     let sidecar = ctx.lookup("sidecar");
-    let schema = engine.schema;
+    let schema = prepared.schema;
     // Rule columns, by the header name they take in a file.
     let names: Vec<(&str, &ColumnReq)> = rule
         .columns
@@ -83,12 +53,23 @@ pub(crate) fn apply_tabular(
         let side_def = sidecar.get(name);
         let plan = plans
             .get(j)
-            .map(|p| p.get_or_init(|| ColumnPlan::new(engine, req)));
+            .map(|p| p.get_or_init(|| ColumnPlan::new(schema, &prepared.patterns, req)));
         let Some(plan) = plan else { continue };
         // A sidecar entry of any shape defines the column (a bare string is a
         // description-only definition of a text column), as in the reference.
         if side_def.is_null() {
-            check_values(name, plan.compiled.as_ref(), values, facts, &rule.id, out);
+            let column = Column {
+                name,
+                deprecated: prepared.deprecated_values(name),
+            };
+            check_values(
+                &column,
+                plan.compiled.as_ref(),
+                values,
+                facts,
+                &rule.id,
+                out,
+            );
             continue;
         }
         let side = RawSignature::from_column_definition(&side_def);
@@ -111,8 +92,12 @@ pub(crate) fn apply_tabular(
                 }
             }
         };
-        let sig = Signature::compile(&raw, engine);
-        check_values(name, sig.as_ref(), values, facts, &rule.id, out);
+        let sig = Signature::compile(&raw, schema, &prepared.patterns);
+        let column = Column {
+            name,
+            deprecated: prepared.deprecated_values(name),
+        };
+        check_values(&column, sig.as_ref(), values, facts, &rule.id, out);
     }
 
     for header in &table.headers {
@@ -147,8 +132,16 @@ pub(crate) fn apply_tabular(
             .get(header.as_str())
             .and_then(|v| v.as_array())
         {
-            let sig = Signature::compile(&RawSignature::from_column_definition(&side_def), engine);
-            check_values(header, sig.as_ref(), values, facts, &rule.id, out);
+            let sig = Signature::compile(
+                &RawSignature::from_column_definition(&side_def),
+                schema,
+                &prepared.patterns,
+            );
+            let column = Column {
+                name: header,
+                deprecated: prepared.deprecated_values(header),
+            };
+            check_values(&column, sig.as_ref(), values, facts, &rule.id, out);
         }
     }
 
@@ -230,8 +223,16 @@ pub(crate) fn apply_tabular(
     }
 }
 
+/// A column whose values are checked: its header and the values the schema deprecates.
+pub(super) struct Column<'a> {
+    pub name: &'a str,
+    pub deprecated: &'a [DeprecatedValue],
+}
+
+/// Checks a column's values: the first value the constraint rejects is a type error,
+/// unless it is a deprecated value, which raises its own issue (once per value).
 pub(super) fn check_values(
-    name: &str,
+    column: &Column<'_>,
     sig: Option<&Signature>,
     values: &[Value],
     facts: &FileFacts<'_>,
@@ -242,29 +243,30 @@ pub(super) fn check_values(
         return;
     };
     let path = facts.location;
-    let mut pseudo_age_reported = false;
+    let mut reported = vec![false; column.deprecated.len()];
     for (row, value) in values.iter().enumerate() {
         let text = value.as_str().unwrap_or("");
         if sig.accepts(text) {
             continue;
         }
-        if name == "age" && text == "89+" {
-            if !pseudo_age_reported {
-                pseudo_age_reported = true;
-                out.push(
-                    Issue::new("TSV_PSEUDO_AGE_DEPRECATED", Severity::Warning, path)
-                        .rule(rule_id)
-                        .line(row + 2)
-                        .message(
-                            "age \"89+\" is deprecated: write 89 (ages above 89 are capped at 89)",
-                        ),
-                );
+        if let Some(i) = column.deprecated.iter().position(|d| d.value == text) {
+            if let (Some(done), Some(d)) = (reported.get_mut(i), column.deprecated.get(i)) {
+                if !*done {
+                    *done = true;
+                    let severity = d.issue.level.unwrap_or(Severity::Warning);
+                    out.push(
+                        Issue::new(&d.issue.code, severity, path)
+                            .rule(rule_id)
+                            .line(row + 2)
+                            .message(d.issue.message.as_str()),
+                    );
+                }
             }
             continue;
         }
         out.push(
             Issue::new("TSV_VALUE_INCORRECT_TYPE", Severity::Error, path)
-                .sub(name)
+                .sub(column.name)
                 .rule(rule_id)
                 .line(row + 2)
                 .message(format!("'{text}'{}", na_hint(text))),
