@@ -10,13 +10,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use foldhash::HashMap;
-use nidos_dataset::{Dataset, FileEntry};
+use nidos_dataset::{Dataset, FileContext, FileEntry};
 use nidos_expr::Context;
 use nidos_hed::check::Checker;
 use nidos_hed::defs::Definitions;
 use nidos_hed::events::{check_events_by, SharedPieces, SidecarHed, SidecarIssue};
 use nidos_hed::{HedIssue, HedSchemas, SchemaSource};
-use rayon::prelude::*;
 
 use crate::issue::{Issue, Severity};
 
@@ -31,32 +30,46 @@ fn to_issue(h: &HedIssue, location: &str, detail: &str) -> Issue {
         .message(format!("[{}] {}{detail}", h.code, h.message))
 }
 
-/// Checks the dataset's HED annotations (nothing when it declares no `HEDVersion`).
-pub(crate) fn check(ds: &Dataset, schema_dirs: &[PathBuf], out: &mut Vec<Issue>) {
+/// What checking a dataset's HED annotations needs, prepared before the per-file pass: the
+/// schemas `HEDVersion` names, the definitions of all its sidecars (dataset-wide, so gathered
+/// first), and what its tables share. Each table is then checked by the per-file pass while
+/// it holds the table ([`HedRun::check_table`]), so no table is parsed twice.
+pub(crate) struct HedRun {
+    schemas: HedSchemas,
+    defs: Definitions,
+    memo: SidecarMemo,
+}
+
+/// The dataset's HED run: `Ok(None)` when it declares no `HEDVersion`, the one issue (with an
+/// empty location) when the schemas cannot be loaded, and then nothing else is checked.
+pub(crate) fn prepare(ds: &Dataset, schema_dirs: &[PathBuf]) -> Result<Option<HedRun>, Issue> {
     let version = ds
         .dataset_value()
         .get("dataset_description")
         .get("HEDVersion");
     if version.is_null() {
-        return;
+        return Ok(None);
     }
     let source = SchemaSource::new(schema_dirs.to_vec());
-    let schemas = match source.load_versions(&version.to_json()) {
-        Ok(s) => s,
-        Err(issue) => {
-            out.push(to_issue(&issue, "", ""));
-            return;
-        }
-    };
-    let files = ds.files();
-    let tables: Vec<usize> = (0..files.len()).filter(|&i| is_table(&files[i])).collect();
+    let schemas = source
+        .load_versions(&version.to_json())
+        .map_err(|issue| to_issue(&issue, "", ""))?;
     let defs = dataset_definitions(ds, &schemas);
-    let memo = SidecarMemo::default();
-    let issues: Vec<Issue> = tables
-        .par_iter()
-        .flat_map_iter(|&i| check_table(ds, i, &schemas, &defs, &memo))
-        .collect();
-    out.extend(issues);
+    Ok(Some(HedRun {
+        schemas,
+        defs,
+        memo: SidecarMemo::default(),
+    }))
+}
+
+impl HedRun {
+    /// Checks the HED of the file `ctx` is for, when it is a table (nothing otherwise).
+    /// Its issues carry no rank: they sort by location, as the other files' do.
+    pub(crate) fn check_table(&self, ctx: &FileContext<'_>, out: &mut Vec<Issue>) {
+        if ctx.entry().is_some_and(is_table) {
+            check_table(ctx, &self.schemas, &self.defs, &self.memo, out);
+        }
+    }
 }
 
 fn is_table(f: &FileEntry) -> bool {
@@ -132,27 +145,25 @@ fn sidecar_checked(
 }
 
 fn check_table(
-    ds: &Dataset,
-    idx: usize,
+    ctx: &FileContext<'_>,
     schemas: &HedSchemas,
     defs: &Definitions,
     memo: &SidecarMemo,
-) -> Vec<Issue> {
-    let mut out = Vec::new();
-    let ctx = ds.context_at(idx);
+    out: &mut Vec<Issue>,
+) {
     let Some(entry) = ctx.entry() else {
-        return out;
+        return;
     };
     let location = entry.path.as_str();
     let merge = ctx.sidecar_merge();
     let Some(table) = ctx.table() else {
-        return out;
+        return;
     };
     let header = &table.headers;
     let checked = sidecar_checked(&merge.value.to_json(), schemas, defs, memo);
     let sidecar = &checked.sidecar;
     if sidecar.is_empty() && !header.iter().any(|h| h == "HED") && checked.issues.is_empty() {
-        return out;
+        return;
     }
     let checker = Checker::new(schemas, defs);
     let sidecar_issues = &checked.issues;
@@ -178,7 +189,7 @@ fn check_table(
         out.push(to_issue(d, location, ""));
     }
     if failed {
-        return out;
+        return;
     }
     let columns = &table.columns;
     let row_issues = check_events_by(
@@ -209,5 +220,4 @@ fn check_table(
             None => out.push(to_issue(&ri.issue, location, "")),
         }
     }
-    out
 }
