@@ -434,6 +434,9 @@ impl<'s> Engine<'s> {
             insert_new(used, f);
         }
         collect_paths(&ctx.lookup("associations"), used);
+        if let Some(hed) = hed {
+            hed.check_table(&ctx, out);
+        }
         // Issues located at this file sort by its position (files are in path order).
         if let Some(rank) = u32::try_from(idx).ok().and_then(|i| i.checked_add(1)) {
             for issue in out.iter_mut().skip(first_new) {
@@ -441,9 +444,6 @@ impl<'s> Engine<'s> {
                     issue.rank = rank;
                 }
             }
-        }
-        if let Some(hed) = hed {
-            hed.check_table(&ctx, out);
         }
     }
 }

@@ -9,7 +9,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use foldhash::HashMap;
+use std::fmt::Write as _;
+
+use foldhash::{HashMap, HashSet};
 use nidos_dataset::{Dataset, FileContext, FileEntry};
 use nidos_expr::Context;
 use nidos_hed::check::Checker;
@@ -17,17 +19,24 @@ use nidos_hed::defs::Definitions;
 use nidos_hed::events::{check_events_by, SharedPieces, SidecarHed, SidecarIssue};
 use nidos_hed::{HedIssue, HedSchemas, SchemaSource};
 
-use crate::issue::{Issue, Severity};
+use crate::issue::{Issue, Severity, Sym};
 
-fn to_issue(h: &HedIssue, location: &str, detail: &str) -> Issue {
+fn to_issue(h: &HedIssue, location: impl Into<Sym>, detail: &str) -> Issue {
     let (code, severity) = if h.warning {
         ("HED_WARNING", Severity::Warning)
     } else {
         ("HED_ERROR", Severity::Error)
     };
+    // `[CODE] message detail`, built in one allocation (a table may give thousands).
+    let mut message = String::with_capacity(h.code.len() + h.message.len() + detail.len() + 3);
+    message.push('[');
+    message.push_str(h.code);
+    message.push_str("] ");
+    message.push_str(&h.message);
+    message.push_str(detail);
     Issue::new(code, severity, location)
         .sub(h.code)
-        .message(format!("[{}] {}{detail}", h.code, h.message))
+        .message(message)
 }
 
 /// What checking a dataset's HED annotations needs, prepared before the per-file pass: the
@@ -64,7 +73,8 @@ pub(crate) fn prepare(ds: &Dataset, schema_dirs: &[PathBuf]) -> Result<Option<He
 
 impl HedRun {
     /// Checks the HED of the file `ctx` is for, when it is a table (nothing otherwise).
-    /// Its issues carry no rank: they sort by location, as the other files' do.
+    /// The per-file pass ranks the issues located at the table like its own (rank order is
+    /// path order, so the report order is the same either way).
     pub(crate) fn check_table(&self, ctx: &FileContext<'_>, out: &mut Vec<Issue>) {
         if ctx.entry().is_some_and(is_table) {
             check_table(ctx, &self.schemas, &self.defs, &self.memo, out);
@@ -154,7 +164,8 @@ fn check_table(
     let Some(entry) = ctx.entry() else {
         return;
     };
-    let location = entry.path.as_str();
+    // One shared copy of the table's path for all its issues.
+    let location = &Sym::from(entry.path.as_str());
     let merge = ctx.sidecar_merge();
     let Some(table) = ctx.table() else {
         return;
@@ -205,17 +216,17 @@ fn check_table(
         },
         Some(&memo.pieces),
     );
-    let mut seen: HashMap<(Option<usize>, &'static str, String), ()> = HashMap::default();
-    for ri in row_issues {
-        if seen
-            .insert((ri.line, ri.issue.code, ri.issue.message.clone()), ())
-            .is_some()
-        {
+    let mut seen: HashSet<(Option<usize>, &'static str, &str)> = HashSet::default();
+    let mut detail = String::new();
+    for ri in &row_issues {
+        if !seen.insert((ri.line, ri.issue.code, ri.issue.message.as_str())) {
             continue;
         }
         match ri.line {
             Some(line) => {
-                out.push(to_issue(&ri.issue, location, &format!(" (TSV line {line})")).line(line))
+                detail.clear();
+                let _ = write!(detail, " (TSV line {line})");
+                out.push(to_issue(&ri.issue, location, &detail).line(line))
             }
             None => out.push(to_issue(&ri.issue, location, "")),
         }
