@@ -261,8 +261,48 @@ fn render(items: &[Item], fill: &mut dyn FnMut(&str) -> Option<String>) -> Strin
     parts.join(", ")
 }
 
+/// A value column's template with every `#` replaced by the cell's value (as
+/// `str::replace` would give, in one allocation of the right size).
+fn fill_placeholder(template: &str, value: &str) -> String {
+    let marks = template.bytes().filter(|&b| b == b'#').count();
+    let mut out = String::with_capacity(template.len() - marks + marks * value.len());
+    let mut pieces = template.split('#');
+    if let Some(first) = pieces.next() {
+        out.push_str(first);
+    }
+    for rest in pieces {
+        out.push_str(value);
+        out.push_str(rest);
+    }
+    out
+}
+
 fn is_na(cell: &str) -> bool {
     cell.is_empty() || cell == "n/a"
+}
+
+#[cfg(test)]
+mod fill_tests {
+    use super::fill_placeholder;
+
+    #[test]
+    fn fill_placeholder_replaces_like_str_replace() {
+        for (template, value) in [
+            ("Experimental-trial/#", "12"),
+            ("(Duration/# s, Delay/# s)", "0.5"),
+            ("#", "x"),
+            ("no placeholder", "7"),
+            ("", "v"),
+            ("##", ""),
+            ("Label/#, Item-count/#", "é#"),
+        ] {
+            assert_eq!(
+                fill_placeholder(template, value),
+                template.replace('#', value),
+                "{template:?} with {value:?}"
+            );
+        }
+    }
 }
 
 /// Assembles one row's annotation from the sidecar and the `HED` column.
@@ -289,7 +329,7 @@ fn assemble<S: AsRef<str>>(
         }
         let value = cell(name)?;
         match sidecar.column(name)? {
-            ColumnHed::Value(s) => Some(s.replace('#', value)),
+            ColumnHed::Value(s) => Some(fill_placeholder(s, value)),
             ColumnHed::Levels(levels) => match levels.iter().find(|(l, _)| l == value) {
                 Some((_, s)) => Some(s.clone()),
                 None => {
@@ -576,7 +616,9 @@ fn finish_row(pieces: Vec<Arc<Piece>>, mut issues: Vec<HedIssue>) -> RowResult {
     let mut failed = false;
     for p in &pieces {
         failed |= p.failed;
-        issues.extend(p.issues.iter().cloned());
+        if !p.issues.is_empty() {
+            issues.extend(p.issues.iter().cloned());
+        }
     }
     if !failed && pieces.len() > 1 {
         let mut whole = Vec::new();
@@ -619,7 +661,7 @@ fn column_part(
     } else {
         match sidecar.column(name) {
             None => return Some(empty),
-            Some(ColumnHed::Value(s)) => s.replace('#', value),
+            Some(ColumnHed::Value(s)) => fill_placeholder(s, value),
             Some(ColumnHed::Levels(levels)) => match levels.iter().find(|(l, _)| l == value) {
                 Some((_, s)) => s.clone(),
                 None => {
