@@ -2,6 +2,7 @@
 //! events row from its sidecar entries and its `HED` column, and the checks across rows
 //! (repeated expressions in rows sharing an onset, `Onset`/`Offset`/`Inset` consistency).
 
+use std::hash::BuildHasher;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
@@ -260,8 +261,48 @@ fn render(items: &[Item], fill: &mut dyn FnMut(&str) -> Option<String>) -> Strin
     parts.join(", ")
 }
 
+/// A value column's template with every `#` replaced by the cell's value (as
+/// `str::replace` would give, in one allocation of the right size).
+fn fill_placeholder(template: &str, value: &str) -> String {
+    let marks = template.bytes().filter(|&b| b == b'#').count();
+    let mut out = String::with_capacity(template.len() - marks + marks * value.len());
+    let mut pieces = template.split('#');
+    if let Some(first) = pieces.next() {
+        out.push_str(first);
+    }
+    for rest in pieces {
+        out.push_str(value);
+        out.push_str(rest);
+    }
+    out
+}
+
 fn is_na(cell: &str) -> bool {
     cell.is_empty() || cell == "n/a"
+}
+
+#[cfg(test)]
+mod fill_tests {
+    use super::fill_placeholder;
+
+    #[test]
+    fn fill_placeholder_replaces_like_str_replace() {
+        for (template, value) in [
+            ("Experimental-trial/#", "12"),
+            ("(Duration/# s, Delay/# s)", "0.5"),
+            ("#", "x"),
+            ("no placeholder", "7"),
+            ("", "v"),
+            ("##", ""),
+            ("Label/#, Item-count/#", "é#"),
+        ] {
+            assert_eq!(
+                fill_placeholder(template, value),
+                template.replace('#', value),
+                "{template:?} with {value:?}"
+            );
+        }
+    }
 }
 
 /// Assembles one row's annotation from the sidecar and the `HED` column.
@@ -288,7 +329,7 @@ fn assemble<S: AsRef<str>>(
         }
         let value = cell(name)?;
         match sidecar.column(name)? {
-            ColumnHed::Value(s) => Some(s.replace('#', value)),
+            ColumnHed::Value(s) => Some(fill_placeholder(s, value)),
             ColumnHed::Levels(levels) => match levels.iter().find(|(l, _)| l == value) {
                 Some((_, s)) => Some(s.clone()),
                 None => {
@@ -416,19 +457,30 @@ pub fn check_events_by<'t>(
         .chain(relevant.iter().copied().filter(|&c| header[c] == "HED"))
         .collect();
     let mut part_ids: Vec<HashMap<&'t str, u32>> = vec![HashMap::default(); order.len()];
+    // Per column, the previous row's cell and its part: consecutive rows often share cells.
+    let mut last: Vec<Option<(&'t str, u32)>> = vec![None; order.len()];
     let mut parts: Vec<Option<Part>> = Vec::new();
     let mut general = false;
+    // The previous row's key and result: consecutive rows often have the same key.
+    let mut prev_key: Vec<u8> = Vec::new();
+    let mut prev: Option<Rc<RowResult>> = None;
     for r in 0..n_rows {
         let line = r + 2;
         key.clear();
+        // A row with a part no earlier row had cannot repeat an earlier row's key.
+        let mut fresh = false;
         if by_parts {
             general = false;
             for (k, &c) in order.iter().enumerate() {
                 let v = cell(r, c).unwrap_or_default();
-                let known = part_ids.get(k).and_then(|m| m.get(v)).copied();
+                let known = match last.get(k).copied().flatten() {
+                    Some((lv, id)) if lv == v => Some(id),
+                    _ => part_ids.get(k).and_then(|m| m.get(v)).copied(),
+                };
                 let id = match known {
                     Some(id) => id,
                     None => {
+                        fresh = true;
                         let part = column_part(checker, sidecar, &header[c], v, &mut memo, shared);
                         let id = u32::try_from(parts.len()).unwrap_or(u32::MAX);
                         parts.push(part);
@@ -440,6 +492,9 @@ pub fn check_events_by<'t>(
                         id
                     }
                 };
+                if let Some(slot) = last.get_mut(k) {
+                    *slot = Some((v, id));
+                }
                 general |= !matches!(parts.get(id as usize), Some(Some(_)));
                 key.extend_from_slice(&id.to_le_bytes());
             }
@@ -451,8 +506,16 @@ pub fn check_events_by<'t>(
                 key.extend_from_slice(v.as_bytes());
             }
         }
-        let result = match row_memo.get(key.as_slice()) {
-            Some(found) => found.clone(),
+        let repeated = if fresh {
+            None
+        } else {
+            prev.as_ref()
+                .filter(|_| prev_key == key)
+                .cloned()
+                .or_else(|| row_memo.get(key.as_slice()).cloned())
+        };
+        let result = match repeated {
+            Some(found) => found,
             None if by_parts && !general => {
                 let mut row_issues = Vec::new();
                 let mut pieces = Vec::with_capacity(order.len());
@@ -464,7 +527,9 @@ pub fn check_events_by<'t>(
                     }
                 }
                 let computed = Rc::new(finish_row(pieces, row_issues));
-                if row_memo.len() < MEMO_LIMIT {
+                // A fresh row's key is met again only by a later row with the same cells,
+                // which (its parts then known) computes the row again and keeps it.
+                if !fresh && row_memo.len() < MEMO_LIMIT {
                     row_memo.insert(key.clone(), computed.clone());
                 }
                 computed
@@ -492,6 +557,8 @@ pub fn check_events_by<'t>(
         }));
         all_valid &= !result.failed;
         let onset = onset_col.and_then(|c| cell(r, c));
+        std::mem::swap(&mut prev_key, &mut key);
+        prev = Some(result.clone());
         events.push((line, onset, result));
     }
     // Rows are compared with each other only when each is valid on its own.
@@ -549,7 +616,9 @@ fn finish_row(pieces: Vec<Arc<Piece>>, mut issues: Vec<HedIssue>) -> RowResult {
     let mut failed = false;
     for p in &pieces {
         failed |= p.failed;
-        issues.extend(p.issues.iter().cloned());
+        if !p.issues.is_empty() {
+            issues.extend(p.issues.iter().cloned());
+        }
     }
     if !failed && pieces.len() > 1 {
         let mut whole = Vec::new();
@@ -592,7 +661,7 @@ fn column_part(
     } else {
         match sidecar.column(name) {
             None => return Some(empty),
-            Some(ColumnHed::Value(s)) => s.replace('#', value),
+            Some(ColumnHed::Value(s)) => fill_placeholder(s, value),
             Some(ColumnHed::Levels(levels)) => match levels.iter().find(|(l, _)| l == value) {
                 Some((_, s)) => s.clone(),
                 None => {
@@ -610,7 +679,11 @@ fn column_part(
     if name != "HED" && text.contains('{') {
         return None;
     }
-    let piece = (!text.trim().is_empty()).then(|| piece_of(checker, &text, memo, shared));
+    let piece = (!text.trim().is_empty()).then(|| match shared {
+        // A table turns each (column, cell) into a part once: the dataset's map is enough.
+        Some(sh) => sh.get_or_check(checker, text),
+        None => piece_of(checker, &text, memo, shared),
+    });
     Some(Part {
         missing: None,
         piece,
@@ -635,6 +708,19 @@ impl SharedPieces {
             }
         }
     }
+    /// The checked piece of `text`, checked now when no table has met it yet.
+    fn get_or_check(&self, checker: &Checker<'_>, text: String) -> Arc<Piece> {
+        if let Some(p) = self.get(&text) {
+            return p;
+        }
+        let p = Arc::new(Piece::check(checker, &text));
+        if let Ok(mut m) = self.map.lock() {
+            if m.len() < SHARED_LIMIT {
+                m.insert(text, p.clone());
+            }
+        }
+        p
+    }
 }
 
 /// Distinct pieces remembered per dataset.
@@ -649,12 +735,46 @@ type Event<'t> = (usize, Option<&'t str>, Rc<RowResult>);
 /// One checked piece of a row annotation.
 struct Piece {
     issues: Vec<HedIssue>,
-    nodes: Vec<Node>,
     failed: bool,
     /// Distinct keys of the top-level items.
     top_keys: Vec<String>,
     /// Schema nodes of `unique` tags.
     unique: Vec<(usize, String)>,
+    /// A hash of each of `top_keys`: pieces whose hashes differ share no key.
+    top_hashes: Vec<u64>,
+    /// Its top-level groups with temporal tags or `Delay`, in order.
+    timed: Vec<Timed>,
+}
+
+/// A top-level group with `Onset`, `Offset`, `Inset` or `Delay`, as the checks across rows
+/// see it.
+struct Timed {
+    /// `Onset`, `Offset` or `Inset` (the first of them), if the group has one.
+    temporal: Option<Special>,
+    /// The definition (name and value, lower case) the group refers to.
+    anchor: Option<String>,
+    /// Seconds its `Delay` gives (0 without one).
+    delay: f64,
+}
+
+impl Timed {
+    /// The group's timing, when `node` is a group with temporal tags or `Delay`.
+    fn of(node: &Node) -> Option<Timed> {
+        let Node::Group(items, _) = node else {
+            return None;
+        };
+        let specials = || items.iter().filter_map(Node::resolved).map(|r| r.special);
+        let temporal =
+            specials().find(|s| matches!(s, Special::Onset | Special::Offset | Special::Inset));
+        if temporal.is_none() && !specials().any(|s| s == Special::Delay) {
+            return None;
+        }
+        Some(Timed {
+            temporal,
+            anchor: anchor_name(items),
+            delay: delay_of(items),
+        })
+    }
 }
 
 impl Piece {
@@ -670,18 +790,50 @@ impl Piece {
             .filter(|r| r.unique)
             .map(|r| (r.node, r.token.text.clone()))
             .collect();
+        let hasher = foldhash::fast::FixedState::default();
+        let top_hashes = top_keys
+            .iter()
+            .map(|k| hasher.hash_one(k.as_str()))
+            .collect();
+        let timed = c.nodes.iter().filter_map(Timed::of).collect();
         Piece {
             issues: c.issues,
-            nodes: c.nodes,
             failed,
             top_keys,
             unique,
+            top_hashes,
+            timed,
         }
     }
 }
 
+/// Whether the pieces of a row may repeat an expression or a unique tag: false when no two
+/// pieces have unique tags and all their top-level key hashes differ (each piece's keys are
+/// distinct already), which is the common case and needs no string comparison.
+fn may_repeat(pieces: &[Arc<Piece>]) -> bool {
+    if pieces.iter().filter(|p| !p.unique.is_empty()).count() > 1 {
+        return true;
+    }
+    // On the stack; a row with more keys than fit takes the full check.
+    let mut hashes = [0u64; 64];
+    let mut n = 0;
+    for h in pieces.iter().flat_map(|p| p.top_hashes.iter()) {
+        let Some(slot) = hashes.get_mut(n) else {
+            return true;
+        };
+        *slot = *h;
+        n += 1;
+    }
+    let hashes = &mut hashes[..n];
+    hashes.sort_unstable();
+    hashes.windows(2).any(|w| w[0] == w[1])
+}
+
 /// Repeats and unique tags across the pieces of one row; true when something was wrong.
 fn check_row_whole(pieces: &[Arc<Piece>], line: usize, issues: &mut Vec<RowIssue>) -> bool {
+    if !may_repeat(pieces) {
+        return false;
+    }
     let mut keys: Seen<&str> = Seen::default();
     let mut uniques: Seen<usize> = Seen::default();
     let mut bad = false;
@@ -749,27 +901,35 @@ impl<T: Eq + std::hash::Hash + Copy> Seen<T> {
 
 /// Rows sharing an onset form one event; temporal groups must pair up across events.
 fn check_across_rows(events: &[Event<'_>], issues: &mut Vec<RowIssue>) {
-    // Group by onset value (rows need not be sorted).
-    let mut by_onset: Vec<Vec<usize>> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::default();
+    // Group by onset value (rows need not be sorted). Only onsets shared by several rows
+    // matter: each later row is listed with the first row of its onset.
+    let mut first: HashMap<&str, usize> =
+        HashMap::with_capacity_and_hasher(events.len(), Default::default());
+    let mut later: Vec<(usize, usize)> = Vec::new();
     for (idx, (_, onset, _)) in events.iter().enumerate() {
-        match onset.as_deref().filter(|o| !is_na(o)) {
-            Some(key) => match index.get(key) {
-                Some(&g) => by_onset[g].push(idx),
-                None => {
-                    index.insert(key, by_onset.len());
-                    by_onset.push(vec![idx]);
+        if let Some(key) = onset.as_deref().filter(|o| !is_na(o)) {
+            match first.entry(key) {
+                std::collections::hash_map::Entry::Occupied(e) => later.push((*e.get(), idx)),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(idx);
                 }
-            },
-            None => by_onset.push(vec![idx]),
+            }
         }
     }
-    for members in &by_onset {
-        if members.len() < 2 {
+    drop(first);
+    // Sorted by first row, then row: each onset's rows together, in row order.
+    later.sort_unstable();
+    let mut members: Vec<usize> = Vec::new();
+    for (i, &(head, idx)) in later.iter().enumerate() {
+        if members.is_empty() {
+            members.push(head);
+        }
+        members.push(idx);
+        if later.get(i + 1).is_some_and(|next| next.0 == head) {
             continue;
         }
         let mut seen: HashSet<&str> = HashSet::default();
-        for &m in members {
+        for &m in &members {
             let (line, _, row) = &events[m];
             let row_keys: HashSet<&str> = row
                 .pieces
@@ -788,31 +948,19 @@ fn check_across_rows(events: &[Event<'_>], issues: &mut Vec<RowIssue>) {
                 }
             }
         }
+        members.clear();
     }
     // Temporal markers at their effective times (onset plus any Delay), in time order.
     let mut markers: Vec<(f64, usize, Special, String)> = Vec::new();
     for (line, onset, row) in events {
+        if row.pieces.iter().all(|p| p.timed.is_empty()) {
+            continue;
+        }
         let time = onset
             .as_deref()
             .filter(|o| !is_na(o))
             .and_then(|o| o.trim().parse::<f64>().ok());
-        for n in row.pieces.iter().flat_map(|p| p.nodes.iter()) {
-            let Node::Group(items, _) = n else {
-                continue;
-            };
-            let specials: Vec<Special> = items
-                .iter()
-                .filter_map(Node::resolved)
-                .map(|r| r.special)
-                .collect();
-            let temporal = specials
-                .iter()
-                .copied()
-                .find(|s| matches!(s, Special::Onset | Special::Offset | Special::Inset));
-            let timed = temporal.is_some() || specials.contains(&Special::Delay);
-            if !timed {
-                continue;
-            }
+        for t in row.pieces.iter().flat_map(|p| p.timed.iter()) {
             let Some(time) = time else {
                 issues.push(RowIssue {
                     line: Some(*line),
@@ -823,10 +971,10 @@ fn check_across_rows(events: &[Event<'_>], issues: &mut Vec<RowIssue>) {
                 });
                 continue;
             };
-            let (Some(kind), Some(anchor)) = (temporal, anchor_name(items)) else {
+            let (Some(kind), Some(anchor)) = (t.temporal, &t.anchor) else {
                 continue;
             };
-            markers.push((time + delay_of(items), *line, kind, anchor));
+            markers.push((time + t.delay, *line, kind, anchor.clone()));
         }
     }
     markers.sort_by(|a, b| a.0.total_cmp(&b.0));

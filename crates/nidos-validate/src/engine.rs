@@ -146,6 +146,21 @@ impl<'s> Engine<'s> {
                             .any(|(n, _)| scope.contains(&f.path[..=n]))
                 })
         };
+        // HED: schemas and the dataset's definitions first; each table is then checked while
+        // the per-file pass holds it (the table cache may have evicted it by the end).
+        let mut hed_failed = None;
+        let hed = if opts.skip_hed {
+            None
+        } else {
+            crate::hed::prepare(ds, &opts.hed_schema_dirs).unwrap_or_else(|issue| {
+                hed_failed = Some(issue);
+                None
+            })
+        };
+        let hed = hed.as_ref();
+        if hed.is_some() || hed_failed.is_some() {
+            timer.lap("HED schemas and definitions");
+        }
         let progress = opts.progress.as_deref();
         if let Some(p) = progress {
             use std::sync::atomic::Ordering::Relaxed;
@@ -179,15 +194,19 @@ impl<'s> Engine<'s> {
                             selectors: &mut memo,
                             out: &mut scratch,
                             used: &mut used,
+                            hed,
                         };
                         self.validate_file(ds, (i, f), run);
-                        if !scratch.is_empty() {
-                            let mut all = sink.lock().unwrap_or_else(PoisonError::into_inner);
-                            all.append(&mut scratch);
-                        }
                         if let Some(p) = progress {
                             p.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
+                    } else if let Some(hed) = hed {
+                        // HED covers every table, in scope or not.
+                        hed.check_table(&ds.context_at(i), &mut scratch);
+                    }
+                    if !scratch.is_empty() {
+                        let mut all = sink.lock().unwrap_or_else(PoisonError::into_inner);
+                        all.append(&mut scratch);
                     }
                     (scratch, used, memo)
                 },
@@ -207,10 +226,7 @@ impl<'s> Engine<'s> {
         self.blacklisted_modalities(ds, &opts.blacklist_modalities, &mut issues);
         unsupported_type(&layout, &opts.dataset_types, &mut issues);
         timer.lap("dataset checks");
-        if !opts.skip_hed {
-            crate::hed::check(ds, &opts.hed_schema_dirs, &mut issues);
-            timer.lap("HED annotations");
-        }
+        issues.extend(hed_failed);
 
         opts.config.apply(&mut issues);
         // The order compares every field, so an unstable sort gives the same result as
@@ -255,6 +271,7 @@ impl<'s> Engine<'s> {
             selectors,
             out,
             used,
+            hed,
         } = run;
         let (idx, file) = file;
         let schema = self.schema;
@@ -352,6 +369,9 @@ impl<'s> Engine<'s> {
             insert_new(used, f);
         }
         collect_paths(&ctx.lookup("associations"), used);
+        if let Some(hed) = hed {
+            hed.check_table(&ctx, out);
+        }
         // Issues located at this file sort by its position (files are in path order).
         if let Some(rank) = u32::try_from(idx).ok().and_then(|i| i.checked_add(1)) {
             for issue in out.iter_mut().skip(first_new) {
@@ -428,6 +448,8 @@ struct PerFile<'r, 'm> {
     selectors: &'r mut FileMemo<'m>,
     out: &'r mut Vec<Issue>,
     used: &'r mut FastSet<String>,
+    /// The dataset's HED run, when it has one: a table's HED is checked while it is loaded.
+    hed: Option<&'r crate::hed::HedRun>,
 }
 
 #[cfg(test)]

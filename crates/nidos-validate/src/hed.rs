@@ -9,54 +9,77 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use foldhash::HashMap;
-use nidos_dataset::{Dataset, FileEntry};
+use std::fmt::Write as _;
+
+use foldhash::{HashMap, HashSet};
+use nidos_dataset::{Dataset, FileContext, FileEntry};
 use nidos_expr::Context;
 use nidos_hed::check::Checker;
 use nidos_hed::defs::Definitions;
 use nidos_hed::events::{check_events_by, SharedPieces, SidecarHed, SidecarIssue};
 use nidos_hed::{HedIssue, HedSchemas, SchemaSource};
-use rayon::prelude::*;
 
-use crate::issue::{Issue, Severity};
+use crate::issue::{Issue, Severity, Sym};
 
-fn to_issue(h: &HedIssue, location: &str, detail: &str) -> Issue {
+fn to_issue(h: &HedIssue, location: impl Into<Sym>, detail: &str) -> Issue {
     let (code, severity) = if h.warning {
         ("HED_WARNING", Severity::Warning)
     } else {
         ("HED_ERROR", Severity::Error)
     };
+    // `[CODE] message detail`, built in one allocation (a table may give thousands).
+    let mut message = String::with_capacity(h.code.len() + h.message.len() + detail.len() + 3);
+    message.push('[');
+    message.push_str(h.code);
+    message.push_str("] ");
+    message.push_str(&h.message);
+    message.push_str(detail);
     Issue::new(code, severity, location)
         .sub(h.code)
-        .message(format!("[{}] {}{detail}", h.code, h.message))
+        .message(message)
 }
 
-/// Checks the dataset's HED annotations (nothing when it declares no `HEDVersion`).
-pub(crate) fn check(ds: &Dataset, schema_dirs: &[PathBuf], out: &mut Vec<Issue>) {
+/// What checking a dataset's HED annotations needs, prepared before the per-file pass: the
+/// schemas `HEDVersion` names, the definitions of all its sidecars (dataset-wide, so gathered
+/// first), and what its tables share. Each table is then checked by the per-file pass while
+/// it holds the table ([`HedRun::check_table`]), so no table is parsed twice.
+pub(crate) struct HedRun {
+    schemas: HedSchemas,
+    defs: Definitions,
+    memo: SidecarMemo,
+}
+
+/// The dataset's HED run: `Ok(None)` when it declares no `HEDVersion`, the one issue (with an
+/// empty location) when the schemas cannot be loaded, and then nothing else is checked.
+pub(crate) fn prepare(ds: &Dataset, schema_dirs: &[PathBuf]) -> Result<Option<HedRun>, Issue> {
     let version = ds
         .dataset_value()
         .get("dataset_description")
         .get("HEDVersion");
     if version.is_null() {
-        return;
+        return Ok(None);
     }
     let source = SchemaSource::new(schema_dirs.to_vec());
-    let schemas = match source.load_versions(&version.to_json()) {
-        Ok(s) => s,
-        Err(issue) => {
-            out.push(to_issue(&issue, "", ""));
-            return;
-        }
-    };
-    let files = ds.files();
-    let tables: Vec<usize> = (0..files.len()).filter(|&i| is_table(&files[i])).collect();
+    let schemas = source
+        .load_versions(&version.to_json())
+        .map_err(|issue| to_issue(&issue, "", ""))?;
     let defs = dataset_definitions(ds, &schemas);
-    let memo = SidecarMemo::default();
-    let issues: Vec<Issue> = tables
-        .par_iter()
-        .flat_map_iter(|&i| check_table(ds, i, &schemas, &defs, &memo))
-        .collect();
-    out.extend(issues);
+    Ok(Some(HedRun {
+        schemas,
+        defs,
+        memo: SidecarMemo::default(),
+    }))
+}
+
+impl HedRun {
+    /// Checks the HED of the file `ctx` is for, when it is a table (nothing otherwise).
+    /// The per-file pass ranks the issues located at the table like its own (rank order is
+    /// path order, so the report order is the same either way).
+    pub(crate) fn check_table(&self, ctx: &FileContext<'_>, out: &mut Vec<Issue>) {
+        if ctx.entry().is_some_and(is_table) {
+            check_table(ctx, &self.schemas, &self.defs, &self.memo, out);
+        }
+    }
 }
 
 fn is_table(f: &FileEntry) -> bool {
@@ -132,27 +155,26 @@ fn sidecar_checked(
 }
 
 fn check_table(
-    ds: &Dataset,
-    idx: usize,
+    ctx: &FileContext<'_>,
     schemas: &HedSchemas,
     defs: &Definitions,
     memo: &SidecarMemo,
-) -> Vec<Issue> {
-    let mut out = Vec::new();
-    let ctx = ds.context_at(idx);
+    out: &mut Vec<Issue>,
+) {
     let Some(entry) = ctx.entry() else {
-        return out;
+        return;
     };
-    let location = entry.path.as_str();
+    // One shared copy of the table's path for all its issues.
+    let location = &Sym::from(entry.path.as_str());
     let merge = ctx.sidecar_merge();
     let Some(table) = ctx.table() else {
-        return out;
+        return;
     };
     let header = &table.headers;
     let checked = sidecar_checked(&merge.value.to_json(), schemas, defs, memo);
     let sidecar = &checked.sidecar;
     if sidecar.is_empty() && !header.iter().any(|h| h == "HED") && checked.issues.is_empty() {
-        return out;
+        return;
     }
     let checker = Checker::new(schemas, defs);
     let sidecar_issues = &checked.issues;
@@ -178,7 +200,7 @@ fn check_table(
         out.push(to_issue(d, location, ""));
     }
     if failed {
-        return out;
+        return;
     }
     let columns = &table.columns;
     let row_issues = check_events_by(
@@ -194,20 +216,19 @@ fn check_table(
         },
         Some(&memo.pieces),
     );
-    let mut seen: HashMap<(Option<usize>, &'static str, String), ()> = HashMap::default();
-    for ri in row_issues {
-        if seen
-            .insert((ri.line, ri.issue.code, ri.issue.message.clone()), ())
-            .is_some()
-        {
+    let mut seen: HashSet<(Option<usize>, &'static str, &str)> = HashSet::default();
+    let mut detail = String::new();
+    for ri in &row_issues {
+        if !seen.insert((ri.line, ri.issue.code, ri.issue.message.as_str())) {
             continue;
         }
         match ri.line {
             Some(line) => {
-                out.push(to_issue(&ri.issue, location, &format!(" (TSV line {line})")).line(line))
+                detail.clear();
+                let _ = write!(detail, " (TSV line {line})");
+                out.push(to_issue(&ri.issue, location, &detail).line(line))
             }
             None => out.push(to_issue(&ri.issue, location, "")),
         }
     }
-    out
 }
