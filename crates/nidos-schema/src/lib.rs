@@ -21,6 +21,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod brand;
+mod changes;
 use brand::serve_brand;
 mod check;
 mod embedded;
@@ -40,6 +41,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 pub use brand::{brand_named, BrandChoice, BrandIssue, Brands, BRAND_AMBIGUOUS, BRAND_UNDECLARED};
+pub use changes::{bundled_changes, Changes, Subject};
 pub use check::{check_path, check_value, duplicate_codes, structure_findings, CheckReport};
 pub use embedded::bundled_files;
 pub use error::{ErrorKind, SchemaError, SchemaErrors, Warning};
@@ -120,7 +122,7 @@ pub fn load_path(path: &Path) -> Result<Schema, SchemaErrors> {
 pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
     let mut schema = if path.is_dir() {
         let (raw, info) = yaml::load_tree_raw(path)?;
-        from_resolved_tree(raw, &info, opts)?
+        from_resolved_tree(&raw, &info, opts, false)?
     } else {
         let text = std::fs::read_to_string(path).map_err(|e| {
             SchemaErrors::single(
@@ -134,7 +136,7 @@ pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Schema, SchemaE
                     .in_file(Some(path.to_owned())),
             )
         })?;
-        let mut s = Schema::build(value, opts, false).map_err(|errs| {
+        let mut s = Schema::build(value, opts, Strictness::Lenient).map_err(|errs| {
             SchemaErrors(
                 errs.into_iter()
                     .map(|e| e.in_file(Some(path.to_owned())))
@@ -175,16 +177,23 @@ pub fn load_bundled(opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
 }
 
 /// Pins a resolved YAML tree to a version, serves the requested brand and builds it.
+/// `trusted`: the tree is the embedded one, whose structure the crate's tests check at
+/// every version and brand, so the structural checks are not run again.
 pub(crate) fn from_resolved_tree(
-    raw: Value,
+    raw: &Value,
     info: &TreeInfo,
     opts: &LoadOptions,
+    trusted: bool,
 ) -> Result<Schema, SchemaErrors> {
     let at = opts.version.clone().unwrap_or_else(|| info.version.clone());
-    let raw = lifecycle::filter_for_version(raw, &at, info)
-        .map_err(|e| info.locate(SchemaErrors::single(e)))?;
-    let (raw, deprecations) = lifecycle::strip(raw, Some(&at));
-    let mut s = Schema::build(raw, opts, true).map_err(|e| info.locate(e))?;
+    let (raw, deprecations) =
+        lifecycle::pinned_copy(raw, &at).map_err(|e| info.locate(SchemaErrors::single(e)))?;
+    let strictness = if trusted {
+        Strictness::Trusted
+    } else {
+        Strictness::Strict
+    };
+    let mut s = Schema::build(raw, opts, strictness).map_err(|e| info.locate(e))?;
     s.deprecations = deprecations;
     s.supported_versions = info.supported.clone();
     if !info
@@ -203,6 +212,17 @@ pub(crate) fn from_resolved_tree(
     }
     s.warnings = info.locate(SchemaErrors(std::mem::take(&mut s.warnings))).0;
     Ok(s)
+}
+
+/// How [`Schema::build`] treats problems of structure.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Strictness {
+    /// A compiled upstream schema: unknown keys and loose levels are warnings.
+    Lenient,
+    /// Our YAML trees: they are errors.
+    Strict,
+    /// The embedded tree, checked by the tests: the structural checks are skipped.
+    Trusted,
 }
 
 /// The versions a schema at `path` can be pinned to, newest first, without loading
@@ -224,17 +244,21 @@ pub fn supported_versions(path: &Path) -> Result<Vec<String>, SchemaErrors> {
 impl Schema {
     /// Builds a schema from a compiled (already resolved) JSON value.
     pub fn from_compiled_json(v: Value) -> Result<Schema, SchemaErrors> {
-        Schema::build(v, &LoadOptions::default(), false)
+        Schema::build(v, &LoadOptions::default(), Strictness::Lenient)
     }
 
     /// [`Schema::from_compiled_json`] with options.
     pub fn from_compiled_json_with(v: Value, opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
-        Schema::build(v, opts, false)
+        Schema::build(v, opts, Strictness::Lenient)
     }
 
-    /// Normalises, checks and indexes a resolved tree. `strict` (our YAML trees): unknown
-    /// keys and levels that are not exactly a level word are errors; otherwise warnings.
-    fn build(mut v: Value, opts: &LoadOptions, strict: bool) -> Result<Schema, SchemaErrors> {
+    /// Normalises, checks and indexes a resolved tree (see [`Strictness`]).
+    fn build(
+        mut v: Value,
+        opts: &LoadOptions,
+        strictness: Strictness,
+    ) -> Result<Schema, SchemaErrors> {
+        let strict = strictness != Strictness::Lenient;
         if let Some(name) = &opts.brand {
             serve_brand(&mut v, name).map_err(SchemaErrors::single)?;
         }
@@ -249,13 +273,15 @@ impl Schema {
             tolerate_expression_errors: opts.tolerate_expression_errors,
             strict,
         };
-        let findings = check::structure_findings(&n.raw, strict);
-        if strict {
-            b.errors.extend(findings);
-        } else {
-            b.warnings.extend(findings);
+        if strictness != Strictness::Trusted {
+            let findings = check::structure_findings(&n.raw, strict);
+            if strict {
+                b.errors.extend(findings);
+            } else {
+                b.warnings.extend(findings);
+            }
+            b.warnings.extend(check::duplicate_codes(&n.raw));
         }
-        b.warnings.extend(check::duplicate_codes(&n.raw));
         let views = b.build(&n.raw);
         if !b.errors.is_empty() {
             // One report per (key, kind): the structural check and the typed views may

@@ -70,22 +70,99 @@ pub fn filter_for_version(raw: Value, v: &str, _info: &TreeInfo) -> Result<Value
     filter(&mut out, v);
     if let Value::Object(top) = &mut out {
         top.insert("version".into(), Value::String(v.to_owned()));
-        let ents: Option<Vec<String>> = top
-            .get("objects")
-            .and_then(|o| o.get("entities"))
-            .and_then(Value::as_object)
-            .map(|m| m.keys().cloned().collect());
-        if let (Some(ents), Some(Value::Object(rules))) = (ents, top.get_mut("rules")) {
-            if let Some(Value::Array(order)) = rules.get_mut("entities") {
-                order.retain(|e| e.as_str().is_none_or(|s| ents.iter().any(|x| x == s)));
-            }
-        }
+        prune_entity_order(top);
     }
     Ok(out)
 }
 
+/// [`filter_for_version`] and [`strip`] in one pass over a borrowed tree: a copy of the
+/// parts alive at `at`, without their annotations, plus the entries deprecated at `at`
+/// (dotted key, as [`strip`] names them, → version). Only what survives is cloned, so a
+/// tree shared by several loads (the embedded one) is pinned without copying it whole.
+pub(crate) fn pinned_copy(
+    raw: &Value,
+    at: &str,
+) -> Result<(Value, IndexMap<String, String>), SchemaError> {
+    if !is_version(at) {
+        return Err(SchemaError::new(
+            ErrorKind::Version,
+            "",
+            format!("`{at}` is not a version"),
+        ));
+    }
+    let mut deps = IndexMap::new();
+    let mut out = copy_alive(raw, &mut String::new(), at, &mut deps);
+    if let Value::Object(top) = &mut out {
+        top.insert("version".into(), Value::String(at.to_owned()));
+        prune_entity_order(top);
+    }
+    Ok((out, deps))
+}
+
+/// The copy of one node for [`pinned_copy`]: its live children, annotations left out.
+/// `path` names `v` as [`strip_in`] does (indices count the items kept).
+fn copy_alive(
+    v: &Value,
+    path: &mut String,
+    at: &str,
+    deps: &mut IndexMap<String, String>,
+) -> Value {
+    match v {
+        Value::Object(m) => {
+            if let Some(d) = annotation(m, "deprecated") {
+                if compare_versions(d, at) != Ordering::Greater {
+                    deps.insert(path.clone(), d.to_owned());
+                }
+            }
+            let mut out = Map::new();
+            for (k, x) in m {
+                if LIFECYCLE_KEYS.contains(&k.as_str()) && annotation(m, k).is_some() {
+                    continue;
+                }
+                if !alive(x, at) {
+                    continue;
+                }
+                let len = path.len();
+                if len > 0 {
+                    path.push('.');
+                }
+                path.push_str(k);
+                out.insert(k.clone(), copy_alive(x, path, at, deps));
+                path.truncate(len);
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => {
+            let mut out = Vec::with_capacity(a.len());
+            for x in a.iter().filter(|x| alive(x, at)) {
+                let len = path.len();
+                let _ = write!(path, "[{}]", out.len());
+                out.push(copy_alive(x, path, at, deps));
+                path.truncate(len);
+            }
+            Value::Array(out)
+        }
+        other => other.clone(),
+    }
+}
+
+/// Drops from `rules.entities` the names `objects.entities` no longer defines.
+fn prune_entity_order(top: &mut Map<String, Value>) {
+    let ents: Option<Vec<String>> = top
+        .get("objects")
+        .and_then(|o| o.get("entities"))
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect());
+    if let (Some(ents), Some(Value::Object(rules))) = (ents, top.get_mut("rules")) {
+        if let Some(Value::Array(order)) = rules.get_mut("entities") {
+            order.retain(|e| e.as_str().is_none_or(|s| ents.iter().any(|x| x == s)));
+        }
+    }
+}
+
 /// Removes lifecycle annotations, returning the entries deprecated at `at` (or at the
 /// tree's own version when `None`): dotted key → version deprecated in.
+#[cfg(test)]
 pub(crate) fn strip(mut raw: Value, at: Option<&str>) -> (Value, IndexMap<String, String>) {
     let at = at
         .map(str::to_owned)
@@ -101,6 +178,7 @@ pub(crate) fn strip(mut raw: Value, at: Option<&str>) -> (Value, IndexMap<String
 }
 
 /// `path` is the dotted key of `v`, grown and cut back in place as the walk goes down.
+#[cfg(test)]
 fn strip_in(v: &mut Value, path: &mut String, at: &str, deps: &mut IndexMap<String, String>) {
     match v {
         Value::Object(m) => {
@@ -133,5 +211,26 @@ fn strip_in(v: &mut Value, path: &mut String, at: &str, deps: &mut IndexMap<Stri
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-pass copy gives what filtering then stripping gives, at every version of
+    /// the bundled tree.
+    #[test]
+    fn pinned_copy_is_filter_then_strip() {
+        let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema"));
+        let (raw, info) = crate::yaml::load_tree_raw(dir).unwrap();
+        for v in &info.supported {
+            let (copy, deps) = pinned_copy(&raw, v).unwrap();
+            let filtered = filter_for_version(raw.clone(), v, &info).unwrap();
+            let (want, want_deps) = strip(filtered, Some(v));
+            assert_eq!(copy, want, "{v}");
+            assert_eq!(deps, want_deps, "{v}");
+        }
+        assert!(pinned_copy(&raw, "next").is_err());
     }
 }

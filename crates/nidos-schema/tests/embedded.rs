@@ -15,8 +15,11 @@ fn embedded_rules_equal_the_yaml_tree() {
     );
     let own = Schema::bundled().unwrap();
     assert!(own.source.is_none(), "loaded from the embedded copy");
+    let versions: Vec<Option<String>> = std::iter::once(None)
+        .chain(own.supported_versions.iter().cloned().map(Some))
+        .collect();
     for brand in own.brands.list.iter().map(|b| b.name.clone()) {
-        for version in [None, Some("1.9.0".to_string())] {
+        for version in versions.clone() {
             let opts = LoadOptions {
                 brand: Some(brand.clone()),
                 version: version.clone(),
@@ -28,6 +31,16 @@ fn embedded_rules_equal_the_yaml_tree() {
             assert_eq!(embedded.version, tree.version);
             assert_eq!(embedded.supported_versions, tree.supported_versions);
             assert_eq!(embedded.deprecations, tree.deprecations);
+            // The embedded tree skips the structural checks at load: the YAML tree's
+            // load runs them, and must find nothing to say.
+            let said: Vec<String> = tree.warnings.iter().map(ToString::to_string).collect();
+            let kept: Vec<String> = embedded.warnings.iter().map(ToString::to_string).collect();
+            assert_eq!(said, kept, "{brand} {version:?}");
+            assert!(
+                nidos_schema::structure_findings(&tree.raw, true).is_empty()
+                    && nidos_schema::duplicate_codes(&tree.raw).is_empty(),
+                "{brand} {version:?}"
+            );
         }
     }
 }

@@ -6,23 +6,90 @@
 
 use std::collections::{HashMap, HashSet};
 
-use nidos_schema::Schema;
+use nidos_schema::{Changes, Schema, Subject};
 
 use crate::issue::Issue;
 use crate::report::Report;
 
-/// Codes whose issue can mean "defined only in a later version".
-const VERSIONED_CODES: &[&str] = &[
-    "NOT_INCLUDED",
-    "JSON_SCHEMA_VALIDATION_ERROR",
-    "TSV_VALUE_INCORRECT_TYPE",
-    "TSV_ADDITIONAL_COLUMNS_UNDEFINED",
-    "TSV_ADDITIONAL_COLUMNS_MUST_DEFINE",
-    "SIDECAR_FIELD_UNKNOWN",
-    "DATATYPE_MISMATCH",
-    "INVALID_ENTITY_LABEL",
-    "ENTITY_NOT_ALLOWED",
+/// Parts of the rules that decide whether a file's name is accepted.
+const NAME_RULES: &[&str] = &[
+    "rules.files",
+    "rules.directories",
+    "rules.entities",
+    "rules.modalities",
+    "objects.files",
+    "objects.entities",
+    "objects.suffixes",
+    "objects.extensions",
+    "objects.datatypes",
+    "objects.modalities",
+    "objects.formats",
 ];
+/// Parts that decide a table's columns and their values.
+const TABLE_RULES: &[&str] = &[
+    "rules.tabular_data",
+    "objects.columns",
+    "objects.formats",
+    "objects.enums",
+];
+/// Parts that decide a JSON file's fields and their values.
+const FIELD_RULES: &[&str] = &[
+    "rules.sidecars",
+    "rules.json",
+    "rules.dataset_metadata",
+    "objects.metadata",
+    "objects.formats",
+    "objects.enums",
+];
+
+/// Codes whose issue can mean "defined only in a later version", with the parts of the
+/// rules a later version must change to judge such an issue differently.
+const VERSIONED_CODES: &[(&str, &[&str])] = &[
+    ("NOT_INCLUDED", NAME_RULES),
+    ("JSON_SCHEMA_VALIDATION_ERROR", FIELD_RULES),
+    ("TSV_VALUE_INCORRECT_TYPE", TABLE_RULES),
+    ("TSV_ADDITIONAL_COLUMNS_UNDEFINED", TABLE_RULES),
+    ("TSV_ADDITIONAL_COLUMNS_MUST_DEFINE", TABLE_RULES),
+    ("SIDECAR_FIELD_UNKNOWN", FIELD_RULES),
+    ("DATATYPE_MISMATCH", NAME_RULES),
+    ("INVALID_ENTITY_LABEL", NAME_RULES),
+    ("ENTITY_NOT_ALLOWED", NAME_RULES),
+];
+
+/// The parts of the rules that decide issues of `code`, when it is a versioned code.
+fn sections_of(code: &str) -> Option<&'static [&'static str]> {
+    VERSIONED_CODES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, s)| *s)
+}
+
+/// What an issue is about: the words of its sub-code (a field or column name, whole)
+/// and of its location's folder and file names (entities, labels, suffix), these also
+/// cut at their underscores (`dataset_description` names itself, `01_task` holds an
+/// entity), numbers left out; the words after the first dot of the file name are its
+/// extension's.
+fn subject_of(issue: &Issue) -> Subject<'_> {
+    fn words(text: &str) -> impl Iterator<Item = &str> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .flat_map(|w| std::iter::once(w).chain(w.split('_')))
+            .filter(|w| !w.is_empty() && !w.bytes().all(|b| b.is_ascii_digit()))
+    }
+    let location: &str = &issue.location;
+    let (folders, file) = location.rsplit_once('/').unwrap_or(("", location));
+    let (stem, extension) = file.split_once('.').unwrap_or((file, ""));
+    let mut names: HashSet<&str> = issue
+        .sub_code
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    names.extend(words(folders));
+    names.extend(words(stem));
+    Subject {
+        names,
+        extension: words(extension).collect(),
+    }
+}
 
 /// The key an issue is recognised by across two reports.
 fn key(i: &Issue) -> (String, String, String) {
@@ -46,23 +113,34 @@ pub struct Declared<'a> {
 /// one of them (None: it could not) and `validate` validates the same dataset with them;
 /// it is given the scope of the issues in question (see [`scope_of`]), and may validate
 /// only the files there (the dataset-level checks must still run).
+/// `changes` (the annotated entries of the rules the versions come from, when known)
+/// narrows the issues in question to those about a name that some later version adds
+/// or removes in the parts of the rules that decide them.
 /// Returns how many issues were annotated. Nothing is loaded or validated unless some
-/// issue has one of the codes that can depend on the version; then the newest version
-/// is tried first, and the others, oldest first, only while some issue that the newest
-/// does not raise is left to place.
+/// issue has one of the codes that can depend on the version (and, with `changes`, a
+/// subject a later version touches); then the newest version is tried first, and the
+/// others, oldest first, only while some issue that the newest does not raise is left
+/// to place.
 pub fn explain_later_versions(
     report: &mut Report,
     current: &Schema,
     declared: &Declared<'_>,
     later: &[&str],
+    changes: Option<&Changes>,
     load: &dyn Fn(&str) -> Option<Schema>,
     validate: &dyn Fn(&Schema, &HashSet<String>) -> Option<Report>,
 ) -> usize {
+    let in_question = |i: &Issue| {
+        let Some(sections) = sections_of(&i.code) else {
+            return false;
+        };
+        changes.is_none_or(|c| c.may_affect(&current.version, sections, &i.code, &subject_of(i)))
+    };
     let candidates: Vec<usize> = report
         .issues
         .iter()
         .enumerate()
-        .filter(|(_, i)| VERSIONED_CODES.contains(&i.code.as_ref()))
+        .filter(|(_, i)| in_question(i))
         .map(|(n, _)| n)
         .collect();
     let Some(&newest) = later.last() else {
@@ -177,7 +255,7 @@ fn new_datatype(location: &str, current: &Schema, later: &Schema) -> Option<Stri
 
 #[cfg(test)]
 mod tests {
-    use super::scope_of;
+    use super::{scope_of, subject_of};
     use crate::issue::{Issue, Severity};
 
     #[test]
@@ -202,5 +280,39 @@ mod tests {
             let issue = Issue::new(code, Severity::Error, location);
             assert_eq!(scope_of(&issue), scope, "{code} at {location}");
         }
+    }
+
+    #[test]
+    fn the_subject_of_an_issue_is_the_words_of_its_sub_code_and_location() {
+        let issue = Issue::new(
+            "TSV_ADDITIONAL_COLUMNS_UNDEFINED",
+            Severity::Warning,
+            "/sub-01/func/sub-01_task-rest_run-1_events.tsv",
+        )
+        .sub("cash_demean");
+        let subject = subject_of(&issue);
+        for w in [
+            "cash_demean",
+            "sub",
+            "func",
+            "task",
+            "rest",
+            "run",
+            "events",
+        ] {
+            assert!(subject.names.contains(w), "{w} in {subject:?}");
+        }
+        for w in ["01", "1", "", "tsv", "cash", "demean"] {
+            assert!(!subject.names.contains(w), "{w} in {subject:?}");
+        }
+        assert_eq!(subject.extension.into_iter().collect::<Vec<_>>(), ["tsv"]);
+        let description = Issue::new(
+            "JSON_SCHEMA_VALIDATION_ERROR",
+            Severity::Error,
+            "/dataset_description.json",
+        );
+        assert!(subject_of(&description)
+            .names
+            .contains("dataset_description"));
     }
 }

@@ -27,6 +27,7 @@ use crate::error::{ErrorKind, SchemaError};
 use crate::model::Brand;
 
 mod rewrite;
+pub(crate) use rewrite::Tokens;
 
 pub(crate) use rewrite::translate;
 
@@ -413,6 +414,29 @@ pub(crate) fn single_brand(
 /// `tree`) into that brand's and records it as `meta.brand`; without one, checks that
 /// the schema's one brand is `name`.
 pub(crate) fn serve_brand(raw: &mut Value, name: &str) -> Result<(), SchemaError> {
+    let Some((current, target)) = brand_pair(raw, name)? else {
+        return Ok(());
+    };
+    translate(raw, &current, &target);
+    if let Value::Object(top) = raw {
+        if let Some(Value::Object(meta)) = top.get_mut("meta") {
+            meta.insert("brand".into(), Value::Object(brand_value(&target)));
+        }
+    }
+    Ok(())
+}
+
+/// The rewrite [`serve_brand`] applies to the texts of `raw` to serve the brand `name`,
+/// for texts taken out of the tree (`None`: the tree is written in that brand).
+pub(crate) fn tokens_for(raw: &Value, name: &str) -> Result<Option<Tokens>, SchemaError> {
+    Ok(brand_pair(raw, name)?
+        .filter(|(current, target)| current != target)
+        .map(|(current, target)| Tokens::new(&current, &target)))
+}
+
+/// The brand `raw` is written in and the brand named `name` it is to serve; `None`
+/// when the schema declares no brand table and its one brand is `name`.
+fn brand_pair(raw: &Value, name: &str) -> Result<Option<(Brand, Brand)>, SchemaError> {
     let empty = Map::new();
     let meta = raw.get("meta").and_then(Value::as_object).unwrap_or(&empty);
     let Some(table) = declared_brands(meta)? else {
@@ -431,7 +455,7 @@ pub(crate) fn serve_brand(raw: &mut Value, name: &str) -> Result<(), SchemaError
                 ),
             ));
         }
-        return Ok(());
+        return Ok(None);
     };
     let Some(target) = table.named(name).cloned() else {
         return Err(SchemaError::new(
@@ -450,13 +474,7 @@ pub(crate) fn serve_brand(raw: &mut Value, name: &str) -> Result<(), SchemaError
             table.named(&now.name).cloned().unwrap_or(now)
         }
     };
-    translate(raw, &current, &target);
-    if let Value::Object(top) = raw {
-        if let Some(Value::Object(meta)) = top.get_mut("meta") {
-            meta.insert("brand".into(), Value::Object(brand_value(&target)));
-        }
-    }
-    Ok(())
+    Ok(Some((current, target)))
 }
 
 #[cfg(test)]

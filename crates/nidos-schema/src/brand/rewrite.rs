@@ -30,7 +30,7 @@ pub(crate) fn translate(raw: &mut Value, from: &Brand, to: &Brand) {
 
 /// The (from, to) token pairs of a translation, longest first, and a quick test for
 /// whether a string holds any of them (most of a tree's text holds none).
-struct Tokens {
+pub(crate) struct Tokens {
     pairs: Vec<(String, String)>,
     any: Option<regex::Regex>,
 }
@@ -40,7 +40,7 @@ fn is_word(c: char) -> bool {
 }
 
 impl Tokens {
-    fn new(from: &Brand, to: &Brand) -> Tokens {
+    pub(crate) fn new(from: &Brand, to: &Brand) -> Tokens {
         let mut pairs = vec![
             (from.version_key.clone(), to.version_key.clone()),
             (from.ignore_file.clone(), to.ignore_file.clone()),
@@ -90,7 +90,7 @@ impl Tokens {
     }
 
     /// The translated string, or `None` when nothing changes.
-    fn string(&self, s: &str) -> Option<String> {
+    pub(crate) fn string(&self, s: &str) -> Option<String> {
         let found = match &self.any {
             Some(re) => re.is_match(s),
             None => self.pairs.iter().any(|(a, _)| s.contains(a.as_str())),
