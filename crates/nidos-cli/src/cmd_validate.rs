@@ -458,7 +458,7 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
     newer.sort_by(|a, b| nidos_schema::compare_versions(a, b));
     let later: Vec<&str> = newer.into_iter().map(String::as_str).collect();
     let load = |v: &str| Schema::bundled_for(Some(&brand), Some(v)).ok();
-    let changes = nidos_schema::bundled_changes(Some(&brand)).ok();
+    let changes = || nidos_schema::bundled_changes(Some(&brand)).ok();
     // Only the issues of `VERSIONED_CODES` are compared, never HED's: the later versions'
     // runs leave HED unchecked, and validate only the files under those issues' folders.
     let validate = |s: &Schema, folders: &HashSet<String>| {
@@ -478,7 +478,7 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
             version_key: &key,
         },
         &later,
-        changes.as_ref(),
+        &changes,
         &load,
         &validate,
     );

@@ -113,8 +113,8 @@ pub struct Declared<'a> {
 /// one of them (None: it could not) and `validate` validates the same dataset with them;
 /// it is given the scope of the issues in question (see [`scope_of`]), and may validate
 /// only the files there (the dataset-level checks must still run).
-/// `changes` (the annotated entries of the rules the versions come from, when known)
-/// narrows the issues in question to those about a name that some later version adds
+/// `changes` (computed only when some issue has such a code: the annotated entries of
+/// the rules the versions come from, when known) narrows the issues in question to those about a name that some later version adds
 /// or removes in the parts of the rules that decide them.
 /// Returns how many issues were annotated. Nothing is loaded or validated unless some
 /// issue has one of the codes that can depend on the version (and, with `changes`, a
@@ -126,15 +126,21 @@ pub fn explain_later_versions(
     current: &Schema,
     declared: &Declared<'_>,
     later: &[&str],
-    changes: Option<&Changes>,
+    changes: &dyn Fn() -> Option<Changes>,
     load: &dyn Fn(&str) -> Option<Schema>,
     validate: &dyn Fn(&Schema, &HashSet<String>) -> Option<Report>,
 ) -> usize {
+    if !report.issues.iter().any(|i| sections_of(&i.code).is_some()) {
+        return 0;
+    }
+    let changes = changes();
     let in_question = |i: &Issue| {
         let Some(sections) = sections_of(&i.code) else {
             return false;
         };
-        changes.is_none_or(|c| c.may_affect(&current.version, sections, &i.code, &subject_of(i)))
+        changes
+            .as_ref()
+            .is_none_or(|c| c.may_affect(&current.version, sections, &i.code, &subject_of(i)))
     };
     let candidates: Vec<usize> = report
         .issues
