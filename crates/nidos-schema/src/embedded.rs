@@ -3,7 +3,7 @@
 //! binary needs nothing from the source tree.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
@@ -21,7 +21,7 @@ const ORIGIN: &str = "<embedded schema>";
 struct Doc {
     info: TreeInfo,
     parts: Map<String, Value>,
-    resolved: OnceLock<Result<Arc<Value>, SchemaErrors>>,
+    resolved: OnceLock<Result<Value, SchemaErrors>>,
 }
 
 fn error(msg: impl Into<String>) -> SchemaErrors {
@@ -69,17 +69,18 @@ fn doc() -> Result<&'static Doc, SchemaErrors> {
 }
 
 /// The embedded tree with references resolved (computed once per process).
-fn resolved(d: &'static Doc) -> Result<Arc<Value>, SchemaErrors> {
+fn resolved(d: &'static Doc) -> Result<&'static Value, SchemaErrors> {
     d.resolved
-        .get_or_init(|| resolve_refs(Value::Object(tree_top(&d.info, &d.parts))).map(Arc::new))
-        .clone()
+        .get_or_init(|| resolve_refs(Value::Object(tree_top(&d.info, &d.parts))))
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// Loads the embedded tree with `opts` (version, brand).
 pub(crate) fn load(opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
     let d = doc()?;
     let tree = resolved(d)?;
-    let mut s = from_resolved_tree(&tree, &d.info, opts, true)?;
+    let mut s = from_resolved_tree(tree, &d.info, opts, true)?;
     s.source = None;
     Ok(s)
 }
@@ -87,7 +88,7 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
 /// The annotated entries of the embedded tree serving `brand` (see [`crate::Changes`]).
 pub(crate) fn changes(brand: Option<&str>) -> Result<crate::Changes, SchemaErrors> {
     let tree = resolved(doc()?)?;
-    crate::Changes::of_tree(&tree, brand)
+    crate::Changes::of_tree(tree, brand)
 }
 
 /// The brand table and supported versions of the embedded tree, without loading it.
