@@ -267,7 +267,7 @@ fn load_spec(spec: &str) -> anyhow::Result<Schema> {
 /// What differs between two schemas, per category: added, removed, changed keys.
 pub fn diff_value(a: &Schema, b: &Schema) -> Value {
     fn table<'s>(s: &'s Schema, path: &[&str]) -> Vec<(String, &'s Value)> {
-        let mut v = &s.raw;
+        let mut v = s.raw.value();
         for p in path {
             match v.get(p) {
                 Some(x) => v = x,

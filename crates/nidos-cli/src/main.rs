@@ -68,6 +68,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    nidos_bundled::install();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Validate(a) => cmd_validate::run(a),

@@ -21,7 +21,8 @@ pub struct SchemaInfo {
     pub associations: Vec<AssocDef>,
     pub ignore_file: String,
     pub uri_scheme: String,
-    /// `schema.raw` as a value, built on first use by a `schema` lookup.
+    /// The parts of the schema's tree that expressions read through `schema`
+    /// (`Schema::expr_sections`), converted on first use by a `schema` lookup.
     raw: Arc<serde_json::Value>,
     value: OnceLock<Value>,
 }
@@ -76,7 +77,7 @@ impl SchemaInfo {
                 .collect(),
             ignore_file: schema.brand.ignore_file.clone(),
             uri_scheme: schema.brand.uri_scheme.clone(),
-            raw: Arc::new(schema.raw.clone()),
+            raw: Arc::new(schema.expr_sections.clone()),
             value: OnceLock::new(),
         }
     }

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use crate::regex_cache::CompiledRegex;
 use crate::registry::{self, Func};
 use crate::value::Value;
@@ -12,7 +14,7 @@ use crate::value::Value;
 /// as often as needed (it is immutable, cheap to share between threads).
 ///
 /// `Display` prints source text that parses back to an equal tree.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Expr {
     /// A constant: number, string, `true`/`false`/`null`, `{}`, or an array literal
     /// whose items are all constants (folded at parse time).
@@ -30,7 +32,10 @@ pub enum Expr {
 }
 
 /// A call of a registry entry (function or operator), or of an unknown function.
-#[derive(Clone)]
+/// Serialized as its name and arguments; the registry entry and pattern are found
+/// again when it is read back.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(into = "CallForm", from = "CallForm")]
 pub struct Call {
     /// The function name as written, or the operator's registry name (`_<=_`).
     pub name: Arc<str>,
@@ -62,6 +67,28 @@ impl Call {
     /// Whether the name is a known function or operator.
     pub fn is_known(&self) -> bool {
         self.func.is_some()
+    }
+}
+
+/// What a serialized [`Call`] holds.
+#[derive(Serialize, Deserialize)]
+struct CallForm {
+    name: Arc<str>,
+    args: Vec<Expr>,
+}
+
+impl From<Call> for CallForm {
+    fn from(c: Call) -> CallForm {
+        CallForm {
+            name: c.name,
+            args: c.args,
+        }
+    }
+}
+
+impl From<CallForm> for Call {
+    fn from(f: CallForm) -> Call {
+        Call::new(&f.name, f.args)
     }
 }
 

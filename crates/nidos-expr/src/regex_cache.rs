@@ -5,27 +5,35 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
 /// A pattern compiled with `regress` (no flags: the `new RegExp(p)` of JavaScript),
-/// or the reason it does not compile.
+/// or the reason it does not compile. Compiled on first use, so a rule whose pattern is
+/// never reached costs nothing at load.
 #[derive(Debug)]
 pub struct CompiledRegex {
-    regex: Result<regress::Regex, String>,
+    pattern: String,
+    regex: OnceLock<Result<regress::Regex, String>>,
 }
 
 impl CompiledRegex {
     pub fn compile(pattern: &str) -> CompiledRegex {
         CompiledRegex {
-            regex: regress::Regex::new(pattern).map_err(|e| e.to_string()),
+            pattern: pattern.to_owned(),
+            regex: OnceLock::new(),
         }
+    }
+
+    fn compiled(&self) -> &Result<regress::Regex, String> {
+        self.regex
+            .get_or_init(|| regress::Regex::new(&self.pattern).map_err(|e| e.to_string()))
     }
 
     /// The compiled pattern, `None` when it is invalid.
     pub fn regex(&self) -> Option<&regress::Regex> {
-        self.regex.as_ref().ok()
+        self.compiled().as_ref().ok()
     }
 
     /// Unanchored search. `None` when the pattern is invalid.
     pub fn is_match(&self, text: &str) -> Option<bool> {
-        match &self.regex {
+        match self.compiled() {
             Ok(re) => Some(re.find(text).is_some()),
             Err(_) => None,
         }

@@ -12,7 +12,7 @@ pub type Object = IndexMap<String, Value>;
 ///
 /// Arrays and objects are reference-counted so a context can hand out the same
 /// sidecar or column table to thousands of evaluations without copying it.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub enum Value {
     /// Absent or unknown. Reading a missing property yields null.
     #[default]

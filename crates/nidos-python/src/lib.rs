@@ -13,6 +13,7 @@ mod validate;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    nidos_bundled::install();
     m.add_function(wrap_pyfunction!(validate::validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(scan::scan_json, m)?)?;
     m.add_function(wrap_pyfunction!(scan::build_path, m)?)?;

@@ -4,7 +4,7 @@
 //! loading that version and validating again (see `nidos_validate::pinning`).
 
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -15,22 +15,42 @@ use crate::version::{compare_versions, is_version};
 const PROSE_KEYS: &[&str] = &["description", "display_name"];
 
 /// One annotated entry of the tree.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Change {
     /// Dotted key of the entry (`objects.files.CITATION`).
     path: String,
     /// The versions at which it appears (`since`) or goes away (`removed`).
     versions: Vec<String>,
     /// The names it mentions: its own key, the keys and the words of the texts below it
-    /// (prose left out).
-    names: HashSet<String>,
+    /// (prose left out). Sorted, so the precompiled form is the same at every build.
+    names: BTreeSet<String>,
 }
 
 /// The annotated entries of a rule tree, and which of them mention each name.
-#[derive(Clone, Debug, Default)]
+/// Serialized as the entries alone; the index by name is rebuilt when read back.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(from = "Vec<Change>", into = "Vec<Change>")]
 pub struct Changes {
     list: Vec<Change>,
     by_name: HashMap<String, Vec<usize>>,
+}
+
+impl From<Vec<Change>> for Changes {
+    fn from(list: Vec<Change>) -> Changes {
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, c) in list.iter().enumerate() {
+            for n in &c.names {
+                by_name.entry(n.clone()).or_default().push(i);
+            }
+        }
+        Changes { list, by_name }
+    }
+}
+
+impl From<Changes> for Vec<Change> {
+    fn from(c: Changes) -> Vec<Change> {
+        c.list
+    }
 }
 
 impl Changes {
@@ -46,20 +66,13 @@ impl Changes {
             .flatten()
         {
             for c in &mut list {
-                c.names = c
-                    .names
-                    .drain()
+                c.names = std::mem::take(&mut c.names)
+                    .into_iter()
                     .map(|n| tokens.string(&n).unwrap_or(n))
                     .collect();
             }
         }
-        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, c) in list.iter().enumerate() {
-            for n in &c.names {
-                by_name.entry(n.clone()).or_default().push(i);
-            }
-        }
-        Ok(Changes { list, by_name })
+        Ok(Changes::from(list))
     }
 
     /// Whether some entry that exists at one of the versions after `after` (up to the
@@ -134,7 +147,7 @@ fn collect(v: &Value, path: &mut String, key: &str, out: &mut Vec<Change>) {
                 .map(str::to_owned)
                 .collect();
             if !versions.is_empty() {
-                let mut names = HashSet::new();
+                let mut names = BTreeSet::new();
                 words(key, &mut names);
                 names_in(v, &mut names);
                 out.push(Change {
@@ -162,7 +175,7 @@ fn collect(v: &Value, path: &mut String, key: &str, out: &mut Vec<Change>) {
     }
 }
 
-fn names_in(v: &Value, names: &mut HashSet<String>) {
+fn names_in(v: &Value, names: &mut BTreeSet<String>) {
     match v {
         Value::Object(m) => {
             for (k, x) in m {
@@ -179,7 +192,7 @@ fn names_in(v: &Value, names: &mut HashSet<String>) {
 }
 
 /// The words of a text: runs of letters, digits and underscores.
-fn words(text: &str, names: &mut HashSet<String>) {
+fn words(text: &str, names: &mut BTreeSet<String>) {
     for w in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
         if !w.is_empty() && !names.contains(w) {
             names.insert(w.to_owned());

@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// What went wrong, coarsely: lets callers and tests match on the class of problem.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ErrorKind {
     /// A file or directory could not be read.
     Io,
@@ -55,7 +55,7 @@ impl ErrorKind {
 /// One problem in a schema, with where it is: the file (for YAML trees; `None` for a
 /// compiled JSON or data built in memory) and the dotted key path inside the schema,
 /// e.g. `rules.checks.asl.ASLContextConsistent.checks[0]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SchemaError {
     pub kind: ErrorKind,
     pub file: Option<PathBuf>,

@@ -29,6 +29,8 @@ mod error;
 mod lifecycle;
 mod model;
 mod normalize;
+pub mod precompiled;
+mod raw;
 mod select;
 mod shape;
 mod version;
@@ -47,6 +49,7 @@ pub use embedded::bundled_files;
 pub use error::{ErrorKind, SchemaError, SchemaErrors, Warning};
 pub use lifecycle::{filter_for_version, LIFECYCLE_KEYS};
 pub use model::*;
+pub use raw::Raw;
 pub use select::{
     load_for_dataset, load_for_description, published_schema_template, read_description,
     ForDataset, Source,
@@ -72,12 +75,20 @@ pub struct LoadOptions {
 }
 
 /// A loaded, resolved and indexed schema.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Schema {
     /// The whole resolved tree, normalised: `version`, `schema_version`, `objects`,
     /// `rules`, `meta` (with `meta.brand`, `meta.context`, `meta.versions`,
-    /// `meta.associations` always present).
-    pub raw: Value,
+    /// `meta.associations` always present). Parsed on first use when the schema was
+    /// read from its precompiled form.
+    pub raw: Raw,
+    /// What expressions reach through the context's `schema`: an object holding the
+    /// top-level parts of [`Schema::raw`] that some expression reads
+    /// (`schema.meta.versions` needs `meta`), or the whole tree when one reads `schema`
+    /// otherwise.
+    pub expr_sections: Value,
+    /// `rules.citation`, the rules for a citation file (see the validator's `cff`).
+    pub citation: Option<Value>,
     /// The standard version, e.g. `"1.11.1"`.
     pub version: String,
     /// The schema's own version, e.g. `"1.2.7"`, when known.
@@ -290,8 +301,25 @@ impl Schema {
             b.errors.retain(|e| seen.insert((e.key.clone(), e.kind)));
             return Err(SchemaErrors(b.errors));
         }
+        let expr_sections = {
+            let parsed = views
+                .expressions()
+                .into_iter()
+                .filter_map(|(_, x)| x.parsed.as_deref());
+            match raw::schema_sections(parsed) {
+                Some(keys) => Value::Object(
+                    keys.into_iter()
+                        .filter_map(|k| n.raw.get(&k).map(|v| (k, v.clone())))
+                        .collect(),
+                ),
+                None => n.raw.clone(),
+            }
+        };
+        let citation = n.raw.get("rules").and_then(|r| r.get("citation")).cloned();
         Ok(Schema {
-            raw: n.raw,
+            expr_sections,
+            citation,
+            raw: Raw::new(n.raw),
             version: n.version.clone(),
             schema_version: n.schema_version,
             brand: n.brand,
@@ -333,7 +361,7 @@ impl Schema {
     /// The part of [`Schema::raw`] at a dotted path (`objects.entities.subject`);
     /// the empty path is the whole tree.
     pub fn get(&self, path: &str) -> Option<&Value> {
-        let mut v = &self.raw;
+        let mut v = self.raw.value();
         if path.is_empty() {
             return Some(v);
         }
@@ -391,7 +419,9 @@ impl Schema {
     pub fn datatype_values(&self) -> impl Iterator<Item = &str> {
         self.datatypes.values().map(|t| t.value.as_str())
     }
+}
 
+impl Views {
     /// Every expression of the schema with its rule path, in schema order.
     pub fn expressions(&self) -> Vec<(String, &Expression)> {
         fn push<'s>(
@@ -406,7 +436,7 @@ impl Schema {
         }
         let mut out = Vec::new();
         for kind in RULE_KINDS {
-            (kind.expressions)(&self.views, &mut out);
+            (kind.expressions)(self, &mut out);
         }
         for r in &self.errors {
             push(&mut out, &r.id, "selectors", &r.selectors);

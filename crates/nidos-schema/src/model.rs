@@ -6,11 +6,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The brand of a schema: the names a dataset of this standard uses.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Brand {
     /// The name shown in messages (`Std`).
     pub name: String,
@@ -26,7 +26,7 @@ pub struct Brand {
 }
 
 /// A requirement level of a file, field, column or entity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Required,
@@ -149,14 +149,40 @@ impl PartialEq for Expression {
     }
 }
 
+/// Readable formats (the JSON of `nidos schema show`) get the source text alone; the
+/// compact binary form of [`crate::precompiled`] gets the parsed tree too, so reading
+/// it back parses nothing.
 impl Serialize for Expression {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.source)
+        if s.is_human_readable() {
+            s.serialize_str(&self.source)
+        } else {
+            (&self.source, self.parsed.as_deref()).serialize(s)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Expression {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if d.is_human_readable() {
+            let source = String::deserialize(d)?;
+            let parsed = nidos_expr::parse(&source).map_err(serde::de::Error::custom)?;
+            Ok(Expression {
+                source,
+                parsed: Some(Arc::new(parsed)),
+            })
+        } else {
+            let (source, parsed) = <(String, Option<nidos_expr::Expr>)>::deserialize(d)?;
+            Ok(Expression {
+                source,
+                parsed: parsed.map(Arc::new),
+            })
+        }
     }
 }
 
 /// An entity (`objects.entities.*`), in the canonical order of `rules.entities`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Entity {
     /// Long name, the key in `objects.entities` and in the context: `"subject"`.
     pub name: String,
@@ -174,7 +200,7 @@ pub struct Entity {
 }
 
 /// A named term: a datatype, suffix, extension or modality.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Term {
     /// The key in its `objects.*` table (e.g. `nii_gz`, `TwoPE`).
     pub key: String,
@@ -186,13 +212,43 @@ pub struct Term {
 }
 
 /// A value format (`objects.formats.*`) with its compiled, anchored pattern.
-#[derive(Clone, Debug)]
+/// Serialized as its name and pattern; the pattern is compiled again when read back.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(into = "FormatForm", try_from = "FormatForm")]
 pub struct Format {
     pub name: String,
     /// The ECMAScript pattern as written in the schema (unanchored).
     pub pattern: String,
     /// `^(?:pattern)$`, compiled.
     pub matcher: nidos_expr::full_match::FullMatcher,
+}
+
+/// What a serialized [`Format`] holds.
+#[derive(Serialize, Deserialize)]
+struct FormatForm {
+    name: String,
+    pattern: String,
+}
+
+impl From<Format> for FormatForm {
+    fn from(f: Format) -> FormatForm {
+        FormatForm {
+            name: f.name,
+            pattern: f.pattern,
+        }
+    }
+}
+
+impl TryFrom<FormatForm> for Format {
+    type Error = String;
+    fn try_from(f: FormatForm) -> Result<Format, String> {
+        let matcher = nidos_expr::full_match::FullMatcher::new(&f.pattern)?;
+        Ok(Format {
+            name: f.name,
+            pattern: f.pattern,
+            matcher,
+        })
+    }
 }
 
 impl Format {
@@ -204,7 +260,7 @@ impl Format {
 
 /// A JSON-schema-like definition of a metadata field or a column (`objects.metadata.*`,
 /// `objects.columns.*`), kept as JSON with a few helpers.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Definition {
     /// The key in its table (`name__segmentations`).
     pub key: String,
@@ -213,14 +269,14 @@ pub struct Definition {
     /// The whole definition.
     pub def: Value,
     /// Values of a column that the standard deprecates (`deprecated_values`; columns only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deprecated_values: Vec<DeprecatedValue>,
 }
 
 /// A column value the standard deprecates (an entry of a column definition's
 /// `deprecated_values`): a cell holding it that the column's constraint rejects raises
 /// `issue`, once per column of a table, instead of a type error.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeprecatedValue {
     pub value: String,
     pub issue: IssueSpec,
@@ -228,7 +284,7 @@ pub struct DeprecatedValue {
 
 /// A condition that gives a field another level (`level_if` of a field requirement):
 /// when the file's sidecar holds the string `is` at `key`, the field is at `level`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LevelCondition {
     pub key: String,
     pub is: String,
@@ -262,14 +318,14 @@ impl Definition {
 }
 
 /// An entity's requirement in a file rule: `required`, `optional`, or `{level, enum}`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EntityRule {
     pub level: Level,
     pub r#enum: Option<Vec<String>>,
 }
 
 /// A file-name rule (`rules.files.{common,raw,deriv}.<group>.<name>`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FileRule {
     /// Dotted path, e.g. `rules.files.raw.func.func`.
     pub id: String,
@@ -292,7 +348,7 @@ pub struct FileRule {
 }
 
 /// An issue a rule raises in place of the default one.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IssueSpec {
     pub code: String,
     pub message: String,
@@ -300,7 +356,7 @@ pub struct IssueSpec {
 }
 
 /// A field requirement in a sidecar or JSON rule.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldReq {
     pub level: Level,
     /// The level text as written (may carry prose in old upstream schemas).
@@ -309,7 +365,7 @@ pub struct FieldReq {
     pub level_addendum: Option<String>,
     /// The level the field takes under a condition (`level_if`; for an upstream
     /// compiled schema, read at load from `level_addendum`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level_if: Option<LevelCondition>,
     pub description_addendum: Option<String>,
     pub issue: Option<IssueSpec>,
@@ -319,7 +375,7 @@ pub struct FieldReq {
 
 /// A sidecar rule (`rules.sidecars.<group>.<name>`) or JSON-file rule
 /// (`rules.json.<group>.<name>`, `rules.dataset_metadata.<name>`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldRule {
     pub id: String,
     pub selectors: Vec<Expression>,
@@ -327,7 +383,7 @@ pub struct FieldRule {
 }
 
 /// A column requirement in a tabular rule.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ColumnReq {
     /// Key in `objects.columns` (`name__segmentations`).
     pub key: String,
@@ -342,7 +398,7 @@ pub struct ColumnReq {
 }
 
 /// A tabular-data rule (`rules.tabular_data.<group>.<name>`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TabularRule {
     pub id: String,
     pub selectors: Vec<Expression>,
@@ -354,7 +410,7 @@ pub struct TabularRule {
 }
 
 /// A check (`rules.checks.<group>.<name>`): when all selectors hold, every check must hold.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CheckRule {
     pub id: String,
     pub selectors: Vec<Expression>,
@@ -367,7 +423,7 @@ pub struct CheckRule {
 }
 
 /// A built-in error definition (`rules.errors.<Name>`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ErrorRule {
     pub id: String,
     pub name: String,
@@ -380,7 +436,7 @@ pub struct ErrorRule {
 }
 
 /// A directory-layout entry (`rules.directories.<layout>.<key>`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DirectoryRule {
     pub id: String,
     /// `study`, `raw` or `derivative`.
@@ -396,7 +452,7 @@ pub struct DirectoryRule {
 }
 
 /// Target of an association (`meta.associations.<name>.target`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AssociationTarget {
     pub suffix: Option<String>,
     /// One or several extensions.
@@ -406,7 +462,7 @@ pub struct AssociationTarget {
 }
 
 /// An association (`meta.associations.<name>`): a companion file a data file may have.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Association {
     pub id: String,
     pub name: String,
@@ -424,7 +480,7 @@ pub struct Association {
 /// Fixes are data like the rules: a small set of edit kinds that a fixer applies to the
 /// JSON or TSV text of a dataset. `None`-like outcomes (nothing to change) are decided by
 /// the edit itself, so applying a fix twice changes nothing the second time.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Fix {
     /// The schema path of the rule that declares it (with `.fields.<key>` for a field).
     pub id: String,
@@ -435,7 +491,7 @@ pub struct Fix {
 }
 
 /// One kind of edit.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FixOp {
     /// `set: {key, value}`: give a JSON key this value.
@@ -507,7 +563,7 @@ impl FixOp {
 
 /// The typed views of a schema, built once at load ([`crate::Schema`] holds them and
 /// dereferences to them, so `schema.checks` reads the view).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Views {
     /// Entities in canonical order (`rules.entities`).
     pub entities: Vec<Entity>,

@@ -103,7 +103,7 @@ impl<'s> Engine<'s> {
             sidecar_index,
             json_index,
             tabular_index,
-            citation: crate::cff::CffRules::for_schema(&schema.raw),
+            citation: crate::cff::CffRules::for_schema(schema.citation.as_ref()),
             fixes: crate::FixIndex::new(schema),
         }
     }

@@ -37,7 +37,7 @@ pub const BRAND_AMBIGUOUS: &str = "BRAND_AMBIGUOUS";
 pub const BRAND_UNDECLARED: &str = "BRAND_UNDECLARED";
 
 /// The brands a schema can serve.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Brands {
     /// Every declared brand, in declaration order (never empty).
     pub list: Vec<Brand>,

@@ -34,9 +34,9 @@ pub(crate) struct CffRules {
 }
 
 impl CffRules {
-    /// The rules of `schema` (`rules.citation`), else the bundled ones.
-    pub(crate) fn for_schema(raw: &Json) -> Result<CffRules, String> {
-        match raw.get("rules").and_then(|r| r.get("citation")) {
+    /// The rules a schema gives (its `rules.citation`), else the bundled ones.
+    pub(crate) fn for_schema(citation: Option<&Json>) -> Result<CffRules, String> {
+        match citation {
             Some(tree) => CffRules::from_tree(tree),
             None => {
                 let tree: Json = serde_saphyr::from_str(BUNDLED)
@@ -319,7 +319,7 @@ mod tests {
     use super::*;
 
     fn rules() -> CffRules {
-        CffRules::for_schema(&Json::Null).unwrap()
+        CffRules::for_schema(None).unwrap()
     }
 
     #[test]

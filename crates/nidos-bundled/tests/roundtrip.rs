@@ -1,0 +1,93 @@
+//! Every precompiled schema reads back to exactly what building the embedded tree gives
+//! for its brand and version, and loads go through it once installed.
+
+use nidos_schema::precompiled::{build_embedded, decode, encode};
+use nidos_schema::Schema;
+
+fn opt(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
+}
+
+#[test]
+fn every_entry_reads_back_to_the_built_schema() {
+    let entries = nidos_bundled::entries();
+    assert!(entries.len() >= 4, "too few entries: {}", entries.len());
+    for e in entries {
+        let built = build_embedded(opt(e.brand), opt(e.version)).expect("the tree builds");
+        let read = decode(e.bytes).expect("the entry decodes");
+        assert_eq!(
+            encode(&built).expect("encodes"),
+            e.bytes,
+            "{} {}: stale precompiled bytes",
+            e.brand,
+            e.version
+        );
+        assert_eq!(
+            format!("{read:?}"),
+            format!("{built:?}"),
+            "{} {}",
+            e.brand,
+            e.version
+        );
+        // What the Debug form leaves out: the parsed trees of expressions.
+        let parsed = |s: &Schema| {
+            s.expressions()
+                .into_iter()
+                .map(|(at, x)| (at, x.parsed.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(parsed(&read), parsed(&built), "{} {}", e.brand, e.version);
+    }
+}
+
+#[test]
+fn every_brand_and_version_has_an_entry() {
+    let pairs = nidos_schema::precompiled::embedded_pairs().expect("the tree's index");
+    let entries = nidos_bundled::entries();
+    for (brand, version) in pairs {
+        assert!(
+            entries
+                .iter()
+                .any(|e| e.brand == brand && e.version == version),
+            "{brand} {version} is not precompiled"
+        );
+    }
+    assert!(entries
+        .iter()
+        .any(|e| e.brand.is_empty() && e.version.is_empty()));
+}
+
+#[test]
+fn installed_loads_read_the_precompiled_form() {
+    nidos_bundled::install();
+    for e in nidos_bundled::entries() {
+        let loaded = Schema::bundled_for(opt(e.brand), opt(e.version)).expect("loads");
+        let read = decode(e.bytes).expect("decodes");
+        assert_eq!(format!("{loaded:?}"), format!("{read:?}"));
+    }
+}
+
+#[test]
+fn every_brand_has_its_changes_precompiled() {
+    use nidos_schema::precompiled::{build_embedded_changes, decode_changes};
+    let changes = nidos_bundled::changes();
+    assert!(changes.iter().any(|e| e.brand.is_empty()));
+    for (brand, _) in nidos_schema::precompiled::embedded_pairs().expect("the tree's index") {
+        assert!(changes.iter().any(|e| e.brand == brand), "{brand}");
+    }
+    for e in changes {
+        let built = build_embedded_changes(opt(e.brand)).expect("builds");
+        assert_eq!(encode(&built).expect("encodes"), e.bytes, "{}", e.brand);
+        let read = decode_changes(e.bytes).expect("decodes");
+        assert_eq!(
+            format!("{:?}", encode(&read)),
+            format!("{:?}", encode(&built))
+        );
+    }
+}
+
+#[test]
+fn the_index_is_precompiled() {
+    let built = nidos_schema::precompiled::build_embedded_index().expect("builds");
+    assert_eq!(encode(&built).expect("encodes"), nidos_bundled::index());
+}

@@ -1,0 +1,128 @@
+//! The bundled rules in their precompiled form: a loaded [`Schema`] (views, parsed
+//! expressions and the pinned tree) written as compact binary (CBOR), one per brand and
+//! version. Reading one back skips what a load of the embedded tree does at run time
+//! (reference resolution, pinning, brand rewriting, parsing every expression).
+//!
+//! This crate cannot produce them itself: they are made at build time by a crate that
+//! depends on it (`nidos-bundled`, whose build script loads every brand × version with
+//! [`build_embedded`] and [`encode`]s it, and the [`Changes`] index of each brand that
+//! version pinning consults), and handed back here at start-up with [`provide`]. Without a provider, or for a brand or version it lacks, loads build the
+//! embedded tree as before; `NIDOS_SCHEMA_DIR` bypasses both.
+
+use std::sync::OnceLock;
+
+use crate::{Changes, LoadOptions, Schema, SchemaErrors};
+
+/// One precompiled schema: the brand name and version it serves, and its bytes. An
+/// empty brand stands for "the tree's own brand" and an empty version for "the newest",
+/// the loads that name neither.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    pub brand: &'static str,
+    pub version: &'static str,
+    pub bytes: &'static [u8],
+}
+
+/// What a program hands over: the precompiled schemas, and the precompiled
+/// [`Changes`] of each brand (their `version` is empty).
+#[derive(Clone, Copy, Debug)]
+pub struct Tables {
+    pub schemas: &'static [Entry],
+    pub changes: &'static [Entry],
+    /// The tree's brands and supported versions ([`build_embedded_index`]).
+    pub index: &'static [u8],
+}
+
+static TABLES: OnceLock<Tables> = OnceLock::new();
+
+/// Hands the precompiled tables to this crate; later loads of the embedded rules (and
+/// of their changes) read them. Only the first call counts.
+pub fn provide(tables: Tables) {
+    let _ = TABLES.set(tables);
+}
+
+/// Writes a schema (or [`Changes`]) in the precompiled form.
+pub fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    ciborium::into_writer(value, &mut out).map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// Reads a schema written by [`encode`].
+pub fn decode(bytes: &[u8]) -> Result<Schema, String> {
+    ciborium::from_reader(bytes).map_err(|e| e.to_string())
+}
+
+/// Reads [`Changes`] written by [`encode`].
+pub fn decode_changes(bytes: &[u8]) -> Result<Changes, String> {
+    ciborium::from_reader(bytes).map_err(|e| e.to_string())
+}
+
+/// The changes of the embedded tree serving `brand` (`None`: its own), built the slow
+/// way: what a build script precompiles.
+pub fn build_embedded_changes(brand: Option<&str>) -> Result<Changes, SchemaErrors> {
+    crate::embedded::build_changes(brand)
+}
+
+/// Loads the embedded tree for `brand` (`None`: its own) at `version` (`None`: the
+/// newest) the slow way, ignoring `NIDOS_SCHEMA_DIR` and any provided table: what a
+/// build script precompiles.
+pub fn build_embedded(brand: Option<&str>, version: Option<&str>) -> Result<Schema, SchemaErrors> {
+    let opts = LoadOptions {
+        version: version.map(str::to_owned),
+        brand: brand.map(str::to_owned),
+        ..LoadOptions::default()
+    };
+    crate::embedded::build(&opts)
+}
+
+/// The brand names and versions of the embedded tree, each pair a build script should
+/// precompile.
+pub fn embedded_pairs() -> Result<Vec<(String, String)>, SchemaErrors> {
+    let (brands, versions) = crate::embedded::index()?;
+    let names: Vec<String> = match brands {
+        Some(b) => b.list.iter().map(|b| b.name.clone()).collect(),
+        None => Vec::new(),
+    };
+    Ok(names
+        .iter()
+        .flat_map(|b| versions.iter().map(move |v| (b.clone(), v.clone())))
+        .collect())
+}
+
+/// The provided schema for `opts`, when there is one and it reads back.
+pub(crate) fn find(opts: &LoadOptions) -> Option<Schema> {
+    if opts.tolerate_expression_errors {
+        return None;
+    }
+    let brand = opts.brand.as_deref().unwrap_or("");
+    let version = opts.version.as_deref().unwrap_or("");
+    let entry = TABLES
+        .get()?
+        .schemas
+        .iter()
+        .find(|e| e.brand == brand && e.version == version)?;
+    decode(entry.bytes).ok()
+}
+
+/// The brand table and supported versions of the embedded tree, read from the tree:
+/// what a build script precompiles for [`Tables::index`].
+pub fn build_embedded_index() -> Result<Index, SchemaErrors> {
+    crate::embedded::build_index()
+}
+
+/// The brand table and supported versions of a tree.
+pub type Index = (Option<crate::Brands>, Vec<String>);
+
+/// The provided index, when there is one and it reads back.
+pub(crate) fn find_index() -> Option<Index> {
+    ciborium::from_reader(TABLES.get()?.index).ok()
+}
+
+/// The provided changes for `brand` (`None`: the tree's own), when there are some and
+/// they read back.
+pub(crate) fn find_changes(brand: Option<&str>) -> Option<Changes> {
+    let brand = brand.unwrap_or("");
+    let entry = TABLES.get()?.changes.iter().find(|e| e.brand == brand)?;
+    decode_changes(entry.bytes).ok()
+}
