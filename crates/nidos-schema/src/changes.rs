@@ -88,11 +88,21 @@ impl Changes {
         code: &str,
         subject: &Subject<'_>,
     ) -> bool {
-        let later = |c: &Change| {
-            c.versions
-                .iter()
-                .any(|v| compare_versions(v, after) == Ordering::Greater)
-        };
+        !self
+            .versions_affecting(after, sections, code, subject)
+            .is_empty()
+    }
+
+    /// The versions after `after` at which an entry that [`Changes::may_affect`] looks
+    /// for appears or goes away: the only versions at which an issue of code `code`
+    /// about `subject` can first be judged differently.
+    pub fn versions_affecting(
+        &self,
+        after: &str,
+        sections: &[&str],
+        code: &str,
+        subject: &Subject<'_>,
+    ) -> BTreeSet<&str> {
         let under = |c: &Change, s: &str| {
             c.path == s || (c.path.starts_with(s) && c.path.as_bytes().get(s.len()) == Some(&b'.'))
         };
@@ -102,17 +112,21 @@ impl Changes {
                 .into_iter()
                 .flatten()
                 .filter_map(|&i| self.list.get(i))
-                .filter(|c| later(c))
         };
-        mentioning(code).any(|c| under(c, "rules.checks"))
-            || subject
-                .names
-                .iter()
-                .any(|n| mentioning(n).any(|c| sections.iter().any(|s| under(c, s))))
-            || subject
-                .extension
-                .iter()
-                .any(|n| mentioning(n).any(|c| under(c, "objects.extensions")))
+        let mut hits: Vec<&Change> = mentioning(code)
+            .filter(|c| under(c, "rules.checks"))
+            .collect();
+        for n in &subject.names {
+            hits.extend(mentioning(n).filter(|c| sections.iter().any(|s| under(c, s))));
+        }
+        for n in &subject.extension {
+            hits.extend(mentioning(n).filter(|c| under(c, "objects.extensions")));
+        }
+        hits.into_iter()
+            .flat_map(|c| c.versions.iter())
+            .filter(|v| compare_versions(v, after) == Ordering::Greater)
+            .map(String::as_str)
+            .collect()
     }
 }
 

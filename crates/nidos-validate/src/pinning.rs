@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use nidos_schema::{Changes, Schema, Subject};
+use nidos_schema::{compare_versions, Changes, Schema, Subject};
 
 use crate::issue::Issue;
 use crate::report::Report;
@@ -114,13 +114,15 @@ pub struct Declared<'a> {
 /// it is given the scope of the issues in question (see [`scope_of`]), and may validate
 /// only the files there (the dataset-level checks must still run).
 /// `changes` (computed only when some issue has such a code: the annotated entries of
-/// the rules the versions come from, when known) narrows the issues in question to those about a name that some later version adds
-/// or removes in the parts of the rules that decide them.
+/// the rules the versions come from, when known) tells, for each issue, the versions at
+/// which an entry about its subject, in the parts of the rules that decide it, appears
+/// or goes away: only those can first judge it differently (without `changes`, every
+/// later version can).
 /// Returns how many issues were annotated. Nothing is loaded or validated unless some
 /// issue has one of the codes that can depend on the version (and, with `changes`, a
-/// subject a later version touches); then the newest version is tried first, and the
-/// others, oldest first, only while some issue that the newest does not raise is left
-/// to place.
+/// subject a later version touches); then those versions are tried oldest first, each
+/// issue annotated with the first of its own at which it is gone, until none is left to
+/// place.
 pub fn explain_later_versions(
     report: &mut Report,
     current: &Schema,
@@ -134,50 +136,45 @@ pub fn explain_later_versions(
         return 0;
     }
     let changes = changes();
-    let in_question = |i: &Issue| {
-        let Some(sections) = sections_of(&i.code) else {
-            return false;
-        };
-        changes
-            .as_ref()
-            .is_none_or(|c| c.may_affect(&current.version, sections, &i.code, &subject_of(i)))
+    // The first supported later version at or after `v`.
+    let supported_from = |v: &str| {
+        later
+            .iter()
+            .copied()
+            .find(|l| compare_versions(l, v) != std::cmp::Ordering::Less)
     };
-    let candidates: Vec<usize> = report
+    // Issue index → the later versions that may judge it differently.
+    let mut open: Vec<(usize, HashSet<&str>)> = report
         .issues
         .iter()
         .enumerate()
-        .filter(|(_, i)| in_question(i))
-        .map(|(n, _)| n)
-        .collect();
-    let Some(&newest) = later.last() else {
-        return 0;
-    };
-    if candidates.is_empty() {
-        return 0;
-    }
-    let folders: HashSet<String> = candidates
-        .iter()
-        .map(|&n| scope_of(&report.issues[n]))
-        .collect();
-    let mut loaded: HashMap<&str, Schema> = HashMap::new();
-    let Some(newest_schema) = load(newest) else {
-        return 0;
-    };
-    let Some(at_newest) = validate(&newest_schema, &folders) else {
-        return 0;
-    };
-    loaded.insert(newest, newest_schema);
-    let still: HashSet<_> = at_newest.issues.iter().map(key).collect();
-    // Issue index → the first version without it.
-    let mut since: HashMap<usize, &str> = HashMap::new();
-    let mut open: Vec<usize> = candidates
-        .into_iter()
-        .filter(|&n| !still.contains(&key(&report.issues[n])))
+        .filter_map(|(n, i)| {
+            let sections = sections_of(&i.code)?;
+            let versions: HashSet<&str> = match &changes {
+                None => later.iter().copied().collect(),
+                Some(c) => c
+                    .versions_affecting(&current.version, sections, &i.code, &subject_of(i))
+                    .into_iter()
+                    .filter_map(supported_from)
+                    .collect(),
+            };
+            (!versions.is_empty()).then_some((n, versions))
+        })
         .collect();
     if open.is_empty() {
         return 0;
     }
-    for &version in &later[..later.len() - 1] {
+    let folders: HashSet<String> = open
+        .iter()
+        .map(|(n, _)| scope_of(&report.issues[*n]))
+        .collect();
+    let mut loaded: HashMap<&str, Schema> = HashMap::new();
+    // Issue index → the first version without it.
+    let mut since: HashMap<usize, &str> = HashMap::new();
+    for &version in later {
+        if !open.iter().any(|(_, vs)| vs.contains(version)) {
+            continue;
+        }
         let Some(schema) = load(version) else {
             continue;
         };
@@ -186,20 +183,17 @@ pub fn explain_later_versions(
         };
         loaded.insert(version, schema);
         let present: HashSet<_> = r.issues.iter().map(key).collect();
-        open.retain(|&n| {
-            if present.contains(&key(&report.issues[n])) {
-                true
-            } else {
-                since.insert(n, version);
+        open.retain(|(n, vs)| {
+            if vs.contains(version) && !present.contains(&key(&report.issues[*n])) {
+                since.insert(*n, version);
                 false
+            } else {
+                true
             }
         });
         if open.is_empty() {
             break;
         }
-    }
-    for n in open {
-        since.insert(n, newest);
     }
     let count = since.len();
     for (n, version) in since {
