@@ -24,6 +24,7 @@ mod brand;
 mod changes;
 use brand::serve_brand;
 mod check;
+mod compact;
 mod embedded;
 mod error;
 mod lifecycle;
@@ -86,8 +87,10 @@ pub struct Schema {
     /// top-level parts of [`Schema::raw`] that some expression reads
     /// (`schema.meta.versions` needs `meta`), or the whole tree when one reads `schema`
     /// otherwise.
+    #[serde(with = "crate::compact::json_text")]
     pub expr_sections: Value,
     /// `rules.citation`, the rules for a citation file (see the validator's `cff`).
+    #[serde(with = "crate::compact::json_text")]
     pub citation: Option<Value>,
     /// The standard version, e.g. `"1.11.1"`.
     pub version: String,

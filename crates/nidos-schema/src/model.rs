@@ -267,9 +267,10 @@ pub struct Definition {
     /// The field or column name as it appears in data (`name`).
     pub name: String,
     /// The whole definition.
+    #[serde(with = "crate::compact::json_text")]
     pub def: Value,
     /// Values of a column that the standard deprecates (`deprecated_values`; columns only).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "crate::compact::skip_empty")]
     pub deprecated_values: Vec<DeprecatedValue>,
 }
 
@@ -365,7 +366,7 @@ pub struct FieldReq {
     pub level_addendum: Option<String>,
     /// The level the field takes under a condition (`level_if`; for an upstream
     /// compiled schema, read at load from `level_addendum`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::compact::skip_none")]
     pub level_if: Option<LevelCondition>,
     pub description_addendum: Option<String>,
     pub issue: Option<IssueSpec>,
@@ -394,6 +395,7 @@ pub struct ColumnReq {
     pub level_addendum: Option<String>,
     pub description_addendum: Option<String>,
     /// An inline definition overriding `objects.columns.<key>`.
+    #[serde(with = "crate::compact::json_text")]
     pub definition: Option<Value>,
 }
 
@@ -448,6 +450,7 @@ pub struct DirectoryRule {
     pub level: Option<Level>,
     pub opaque: bool,
     /// Sub-directory keys; an entry may be a string or an object such as `{oneOf: [...]}`.
+    #[serde(with = "crate::compact::json_text")]
     pub subdirs: Vec<Value>,
 }
 
@@ -495,7 +498,11 @@ pub struct Fix {
 #[serde(rename_all = "snake_case")]
 pub enum FixOp {
     /// `set: {key, value}`: give a JSON key this value.
-    Set { key: String, value: Value },
+    Set {
+        key: String,
+        #[serde(with = "crate::compact::json_text")]
+        value: Value,
+    },
     /// `rename: {from, to, as_list}`: rename a JSON key in place (refused when `to`
     /// exists); with `as_list: true` a single value becomes a one-element list.
     Rename {
@@ -506,7 +513,9 @@ pub enum FixOp {
     /// `replace: {keys, from, to}`: where one of `keys` holds `from`, write `to`.
     Replace {
         keys: Vec<String>,
+        #[serde(with = "crate::compact::json_text")]
         from: Value,
+        #[serde(with = "crate::compact::json_text")]
         to: Value,
     },
     /// `reformat: {key, match, to}`: a string value that matches the ECMAScript
@@ -582,6 +591,7 @@ pub struct Views {
     /// `objects.columns`.
     pub columns: IndexMap<String, Definition>,
     /// `objects.enums` (empty before 1.9).
+    #[serde(with = "crate::compact::json_text")]
     pub enums: IndexMap<String, Value>,
     /// `rules.files.*.*.*`.
     pub file_rules: Vec<FileRule>,
@@ -600,6 +610,7 @@ pub struct Views {
     /// `meta.associations.*`.
     pub associations: Vec<Association>,
     /// The context definition (`meta.context`, JSON-schema-like).
+    #[serde(with = "crate::compact::json_text")]
     pub context: Value,
     /// Versions of the standard this schema knows of (`meta.versions`), newest first.
     /// Upstream lists every release here, including ones it cannot validate: use

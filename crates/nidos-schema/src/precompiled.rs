@@ -1,6 +1,6 @@
 //! The bundled rules in their precompiled form: a loaded [`Schema`] (views, parsed
-//! expressions and the pinned tree) written as compact binary (CBOR), one per brand and
-//! version. Reading one back skips what a load of the embedded tree does at run time
+//! expressions and the pinned tree) written as compact binary (postcard, see
+//! [`crate::compact`]), one per brand and version. Reading one back skips what a load of the embedded tree does at run time
 //! (reference resolution, pinning, brand rewriting, parsing every expression).
 //!
 //! This crate cannot produce them itself: they are made at build time by a crate that
@@ -43,19 +43,17 @@ pub fn provide(tables: Tables) {
 
 /// Writes a schema (or [`Changes`]) in the precompiled form.
 pub fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    ciborium::into_writer(value, &mut out).map_err(|e| e.to_string())?;
-    Ok(out)
+    crate::compact::writing(|| postcard::to_allocvec(value)).map_err(|e| e.to_string())
 }
 
 /// Reads a schema written by [`encode`].
 pub fn decode(bytes: &[u8]) -> Result<Schema, String> {
-    ciborium::from_reader(bytes).map_err(|e| e.to_string())
+    postcard::from_bytes(bytes).map_err(|e| e.to_string())
 }
 
 /// Reads [`Changes`] written by [`encode`].
 pub fn decode_changes(bytes: &[u8]) -> Result<Changes, String> {
-    ciborium::from_reader(bytes).map_err(|e| e.to_string())
+    postcard::from_bytes(bytes).map_err(|e| e.to_string())
 }
 
 /// The changes of the embedded tree serving `brand` (`None`: its own), built the slow
@@ -116,7 +114,7 @@ pub type Index = (Option<crate::Brands>, Vec<String>);
 
 /// The provided index, when there is one and it reads back.
 pub(crate) fn find_index() -> Option<Index> {
-    ciborium::from_reader(TABLES.get()?.index).ok()
+    postcard::from_bytes(TABLES.get()?.index).ok()
 }
 
 /// The provided changes for `brand` (`None`: the tree's own), when there are some and
