@@ -4,7 +4,7 @@
 //! loading that version and validating again (see `nidos_validate::pinning`).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde_json::Value;
 
@@ -22,34 +22,29 @@ struct Change {
     /// The versions at which it appears (`since`) or goes away (`removed`).
     versions: Vec<String>,
     /// The names it mentions: its own key, the keys and the words of the texts below it
-    /// (prose left out). Sorted, so the precompiled form is the same at every build.
+    /// (prose left out). Only needed to build [`Changes::by_name`], so not kept in the
+    /// precompiled form.
+    #[serde(skip)]
     names: BTreeSet<String>,
 }
 
-/// The annotated entries of a rule tree, and which of them mention each name.
-/// Serialized as the entries alone; the index by name is rebuilt when read back.
+/// The annotated entries of a rule tree, and which of them mention each name (an
+/// ordered map, so the precompiled form is the same at every build).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-#[serde(from = "Vec<Change>", into = "Vec<Change>")]
 pub struct Changes {
     list: Vec<Change>,
-    by_name: HashMap<String, Vec<usize>>,
+    by_name: BTreeMap<String, Vec<usize>>,
 }
 
 impl From<Vec<Change>> for Changes {
     fn from(list: Vec<Change>) -> Changes {
-        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (i, c) in list.iter().enumerate() {
             for n in &c.names {
                 by_name.entry(n.clone()).or_default().push(i);
             }
         }
         Changes { list, by_name }
-    }
-}
-
-impl From<Changes> for Vec<Change> {
-    fn from(c: Changes) -> Vec<Change> {
-        c.list
     }
 }
 
