@@ -120,7 +120,8 @@ pub struct Declared<'a> {
 /// later version can).
 /// Returns how many issues were annotated. Nothing is loaded or validated unless some
 /// issue has one of the codes that can depend on the version (and, with `changes`, a
-/// subject a later version touches); then those versions are tried oldest first, each
+/// subject a later version touches); then those versions are tried (the newest first
+/// when there are several, dropping the issues it still raises; then oldest first), each
 /// issue annotated with the first of its own at which it is gone, until none is left to
 /// place.
 pub fn explain_later_versions(
@@ -171,7 +172,21 @@ pub fn explain_later_versions(
     let mut loaded: HashMap<&str, Schema> = HashMap::new();
     // Issue index → the first version without it.
     let mut since: HashMap<usize, &str> = HashMap::new();
-    for &version in later {
+    let wanted: HashSet<&str> = open.iter().flat_map(|(_, vs)| vs.iter().copied()).collect();
+    let mut order: Vec<&str> = later
+        .iter()
+        .copied()
+        .filter(|v| wanted.contains(v))
+        .collect();
+    // With several versions in question the newest goes first: an issue it still raises
+    // is not one that raising the version removes, and that one run usually settles
+    // most of them. The others then go oldest first.
+    let newest = (order.len() > 1).then(|| later.last().copied()).flatten();
+    if let Some(newest) = newest {
+        order.retain(|v| *v != newest);
+        order.insert(0, newest);
+    }
+    for version in order {
         if !open.iter().any(|(_, vs)| vs.contains(version)) {
             continue;
         }
@@ -183,6 +198,12 @@ pub fn explain_later_versions(
         };
         loaded.insert(version, schema);
         let present: HashSet<_> = r.issues.iter().map(key).collect();
+        if Some(version) == newest {
+            // Only the issues gone at the newest stay open (placed at it, failing an
+            // earlier version without them).
+            open.retain(|(n, _)| !present.contains(&key(&report.issues[*n])));
+            continue;
+        }
         open.retain(|(n, vs)| {
             if vs.contains(version) && !present.contains(&key(&report.issues[*n])) {
                 since.insert(*n, version);
@@ -193,6 +214,11 @@ pub fn explain_later_versions(
         });
         if open.is_empty() {
             break;
+        }
+    }
+    if let Some(newest) = newest {
+        for (n, _) in open {
+            since.insert(n, newest);
         }
     }
     let count = since.len();
