@@ -187,7 +187,7 @@ pub fn explain_later_versions(
         order.insert(0, newest);
     }
     for version in order {
-        if !open.iter().any(|(_, vs)| vs.contains(version)) {
+        if Some(version) != newest && !open.iter().any(|(_, vs)| vs.contains(version)) {
             continue;
         }
         let Some(schema) = load(version) else {
