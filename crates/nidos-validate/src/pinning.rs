@@ -281,8 +281,123 @@ fn new_datatype(location: &str, current: &Schema, later: &Schema) -> Option<Stri
 
 #[cfg(test)]
 mod tests {
-    use super::{scope_of, subject_of};
+    use super::{explain_later_versions, scope_of, subject_of, Declared};
     use crate::issue::{Issue, Severity};
+    use crate::report::Report;
+    use nidos_schema::{compare_versions, Changes, Schema};
+    use std::cell::RefCell;
+    use std::collections::HashSet;
+
+    /// Which later versions are loaded, and what each issue is annotated with, for a
+    /// rule tree whose `objects.files` entries appear at the given versions, and files
+    /// (`/NAME.txt`) that stop being reported at the given versions (`None`: never).
+    fn run(entries: &[(&str, &str)], files: &[(&str, Option<&str>)]) -> (Vec<String>, Vec<String>) {
+        let later = ["1.9.0", "1.10.0", "1.11.1"];
+        let mut objects = serde_json::Map::new();
+        for (i, (name, since)) in entries.iter().enumerate() {
+            objects.insert(
+                format!("entry{i}"),
+                serde_json::json!({"value": format!("{name}.txt"), "since": since}),
+            );
+        }
+        let tree = serde_json::json!({"objects": {"files": objects}});
+        let changes = Changes::of_tree(&tree, None).expect("indexes");
+        let base = Schema::bundled_for(None, Some("1.8.0")).expect("loads");
+        let at = |v: &str| {
+            let mut s = base.clone();
+            s.version = v.to_owned();
+            s
+        };
+        let issue =
+            |name: &str| Issue::new("NOT_INCLUDED", Severity::Error, format!("/{name}.txt"));
+        let mut report = Report {
+            issues: files.iter().map(|(f, _)| issue(f)).collect(),
+            ..Report::default()
+        };
+        let loads = RefCell::new(Vec::new());
+        let load = |v: &str| {
+            loads.borrow_mut().push(v.to_owned());
+            Some(at(v))
+        };
+        let validate = |s: &Schema, _: &HashSet<String>| {
+            let issues = files
+                .iter()
+                .filter(|(_, gone)| {
+                    gone.is_none_or(|g| compare_versions(&s.version, g) == std::cmp::Ordering::Less)
+                })
+                .map(|(f, _)| issue(f))
+                .collect();
+            Some(Report {
+                issues,
+                ..Report::default()
+            })
+        };
+        explain_later_versions(
+            &mut report,
+            &at("1.8.0"),
+            &Declared {
+                version: "1.0.0",
+                version_key: "StdVersion",
+            },
+            &later,
+            &|| Some(changes.clone()),
+            &load,
+            &validate,
+        );
+        let notes = report
+            .issues
+            .iter()
+            .map(|i| {
+                let m = i.issue_message().unwrap_or_default();
+                match m.split("defined from version ").nth(1) {
+                    Some(rest) => {
+                        format!("{} {}", i.location, rest.split(';').next().unwrap_or(""))
+                    }
+                    None => format!("{} -", i.location),
+                }
+            })
+            .collect();
+        (loads.into_inner(), notes)
+    }
+
+    #[test]
+    fn only_the_versions_that_change_an_issue_are_loaded() {
+        // One version in question: loaded alone.
+        let (loads, notes) = run(&[("cite", "1.9.0")], &[("cite", Some("1.9.0"))]);
+        assert_eq!(loads, ["1.9.0"]);
+        assert_eq!(notes, ["/cite.txt 1.9.0"]);
+        // Several: the newest first; what it still raises is left alone, the rest is
+        // placed at the first of its own versions without it.
+        let (loads, notes) = run(
+            &[
+                ("cite", "1.9.0"),
+                ("gone", "1.10.0"),
+                ("gone", "1.11.1"),
+                ("stays", "1.9.0"),
+                ("stays", "1.10.0"),
+            ],
+            &[
+                ("cite", Some("1.9.0")),
+                ("gone", Some("1.10.0")),
+                ("stays", None),
+            ],
+        );
+        assert_eq!(loads, ["1.11.1", "1.9.0", "1.10.0"]);
+        assert_eq!(
+            notes,
+            ["/cite.txt 1.9.0", "/gone.txt 1.10.0", "/stays.txt -"]
+        );
+        // The newest runs first even when no issue names it.
+        let (loads, notes) = run(
+            &[("stays", "1.9.0"), ("stays", "1.10.0")],
+            &[("stays", None)],
+        );
+        assert_eq!(loads, ["1.11.1"]);
+        assert_eq!(notes, ["/stays.txt -"]);
+        // An issue no later entry is about loads nothing.
+        let (loads, _) = run(&[("other", "1.9.0")], &[("stays", None)]);
+        assert!(loads.is_empty());
+    }
 
     #[test]
     fn a_name_issue_is_rechecked_on_its_file_and_others_on_their_folder() {
