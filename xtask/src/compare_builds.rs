@@ -1,5 +1,6 @@
-//! `cargo xtask compare-builds [--base REV] [--bench SUBJECTS] [--only NAME]`: are the
-//! reports of this checkout byte-identical to those of another commit?
+//! `cargo xtask compare-builds [--base REV | --base-binary PATH] [--bench SUBJECTS]
+//! [--only NAME]`: are the reports of this checkout byte-identical to those of another
+//! commit (or of a `nidos` binary already built from it)?
 //!
 //! Builds `REV` (default `HEAD`, so uncommitted changes are compared with the last
 //! commit) in a detached worktree under `target/compare-base` with its own target
@@ -27,7 +28,10 @@ pub fn run(args: &[String]) -> Result<()> {
         Some(n) => Some(n.parse().with_context(|| format!("--bench {n}"))?),
         None => None,
     };
-    let base = build_base(&base_rev)?;
+    let (base, base_rev) = match flag(args, "--base-binary") {
+        Some(bin) => (PathBuf::from(&bin), bin),
+        None => (build_base(&base_rev)?, base_rev),
+    };
     let current = crate::tools::build_binary()?;
     let mut datasets = corpus()?;
     if let Some(subjects) = bench {

@@ -19,27 +19,6 @@ use serde_json::Value;
 
 use crate::{flag, root};
 
-/// Keys that make a mapping under `rules.*` a rule rather than a group.
-const RULE_MARKERS: &[&str] = &[
-    "selectors",
-    "fields",
-    "columns",
-    "initial_columns",
-    "index_columns",
-    "additional_columns",
-    "checks",
-    "issue",
-    "suffixes",
-    "path",
-    "stem",
-    "entities",
-    "extensions",
-    "level",
-    "datatypes",
-    "code",
-    "target",
-];
-
 /// Keys of a definition that are documentation, not facts (the last two inside a column's
 /// sidecar-style `definition`).
 const DOC_KEYS: &[&str] = &["description", "display_name", "LongName", "Description"];
@@ -245,6 +224,8 @@ fn compare_objects(up: &Value, ours: &Value, cov: &mut Coverage) {
 
 fn compare_rules(up: &Value, ours: &Value, cov: &mut Coverage) {
     let empty = Value::Null;
+    // Every group is split into rules with the keys of every rule kind alike.
+    let markers = nidos_schema::rule_markers();
     for (group, up_node) in up.as_object().into_iter().flatten() {
         let name = format!("rules.{group}");
         let our_node = ours.get(group).unwrap_or(&empty);
@@ -271,13 +252,13 @@ fn compare_rules(up: &Value, ours: &Value, cov: &mut Coverage) {
             }
             continue;
         }
-        let have: BTreeSet<String> = rule_nodes(our_node, &name, RULE_MARKERS)
+        let have: BTreeSet<String> = rule_nodes(our_node, &name, &markers)
             .into_iter()
             .map(|(p, _)| p)
             .collect();
         let mut our_codes = BTreeSet::new();
         codes(ours, &mut our_codes);
-        for (path, node) in rule_nodes(up_node, &name, RULE_MARKERS) {
+        for (path, node) in rule_nodes(up_node, &name, &markers) {
             stat.upstream += 1;
             if have.contains(&path) {
                 stat.present += 1;

@@ -8,6 +8,8 @@
 //!   what the bundled tree lacks against a compiled upstream schema (see `coverage.rs`).
 //! - `cargo xtask compare-builds [--base REV]`: this checkout's reports against another
 //!   commit's, byte for byte, on every example and real-world dataset (refactoring check).
+//! - `cargo xtask module-cycles`: import cycles between the modules of each crate (none
+//!   allowed; see the module).
 //! - `cargo xtask sort-diff`: `sorted()` against the reference's own JavaScript (see the module).
 
 mod bench;
@@ -16,6 +18,7 @@ mod compare_builds;
 mod conformance;
 mod coverage;
 mod hed_import;
+mod module_cycles;
 mod sortdiff;
 mod tools;
 
@@ -33,8 +36,9 @@ fn main() -> Result<()> {
         Some("sort-diff") => sortdiff::run(&args[1..]),
         Some("schema-coverage") => coverage::run(&args[1..]),
         Some("hed-import") => hed_import::run(&args[1..]),
+        Some("module-cycles") => module_cycles::run(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench | bench-small | compare-builds [--base REV] [--bench N] [--only NAME] | sort-diff | schema-coverage --against COMPILED.json | hed-import SCHEMA.xml [-o FILE]"
+            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench | bench-small | compare-builds [--base REV | --base-binary PATH] [--bench N] [--only NAME] | sort-diff | schema-coverage --against COMPILED.json | hed-import SCHEMA.xml [-o FILE] | module-cycles"
         ),
     }
 }

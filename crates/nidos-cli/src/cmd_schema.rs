@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use nidos_schema::{LoadOptions, Schema};
+use nidos_schema::{LoadOptions, RuleKind, Schema};
 use serde_json::{json, Value};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -278,28 +278,15 @@ pub fn diff_value(a: &Schema, b: &Schema) -> Value {
             .map(|m| m.iter().map(|(k, x)| (k.clone(), x)).collect())
             .unwrap_or_default()
     }
-    /// Rules of a kind, by dotted path below `rules.<kind>` (groups nest to any depth).
-    fn rules<'s>(s: &'s Schema, kind: &str) -> Vec<(String, &'s Value)> {
-        // errors, directories: one entry per key (directories: per layout.key).
-        let markers = nidos_schema::rule_kind(kind).map_or(&[][..], |k| k.markers);
-        let Some(node) = s.raw.get("rules").and_then(|r| r.get(kind)) else {
+    /// The rules under one node of a kind, by their keys below the node (groups joined
+    /// with dots).
+    fn rules<'s>(s: &'s Schema, kind: &RuleKind, node: &str) -> Vec<(String, &'s Value)> {
+        let Some(v) = s.raw.get(kind.root).and_then(|r| r.get(node)) else {
             return Vec::new();
         };
-        let prefix = format!("rules.{kind}");
-        let strip = |id: String| {
-            id.strip_prefix(&format!("{prefix}."))
-                .map(str::to_owned)
-                .unwrap_or(id)
-        };
-        if kind == "errors" {
-            return node
-                .as_object()
-                .map(|m| m.iter().map(|(k, v)| (k.clone(), v)).collect())
-                .unwrap_or_default();
-        }
-        nidos_schema::rule_nodes(node, &prefix, markers)
+        kind.rules_under(v, &format!("{}.{node}", kind.root))
             .into_iter()
-            .map(|(id, v)| (strip(id), v))
+            .map(|r| (r.keys.join("."), r.value))
             .collect()
     }
     fn compare(a: Vec<(String, &Value)>, b: Vec<(String, &Value)>) -> Value {
@@ -347,25 +334,16 @@ pub fn diff_value(a: &Schema, b: &Schema) -> Value {
     if order(a) != order(b) {
         out.insert("entity_order".into(), json!({"a": order(a), "b": order(b)}));
     }
-    for k in [
-        "files",
-        "sidecars",
-        "dataset_metadata",
-        "json",
-        "tabular_data",
-        "checks",
-        "errors",
-        "directories",
-    ] {
-        out.insert(format!("rules.{k}"), compare(rules(a, k), rules(b, k)));
+    for kind in nidos_schema::RULE_KINDS {
+        for node in kind.nodes {
+            // Rule nodes are named by their path; `meta.associations` by its key alone.
+            let label = match kind.root {
+                "rules" => format!("rules.{node}"),
+                _ => (*node).to_owned(),
+            };
+            out.insert(label, compare(rules(a, kind, node), rules(b, kind, node)));
+        }
     }
-    out.insert(
-        "associations".into(),
-        compare(
-            table(a, &["meta", "associations"]),
-            table(b, &["meta", "associations"]),
-        ),
-    );
     Value::Object(out)
 }
 

@@ -141,7 +141,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             .build_global()
             .context("cannot start the worker threads")?;
     }
-    let timer = nidos_validate::Timer::start();
+    let timer = crate::timer::Timer::start();
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
     loaded.print_warnings("nidos: ");
     timer.lap("load schema");
@@ -158,6 +158,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         hed_schema_dirs: args.hed_schema_dir.clone(),
         only_under: None,
         skip_hed: args.no_hed,
+        phases: None,
     };
     let engine = Engine::new(&loaded.schema);
     timer.lap("prepare engine");
@@ -206,7 +207,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Vec::new()
     };
-    let timer = nidos_validate::Timer::start();
+    let timer = crate::timer::Timer::start();
     let failed = report.has_errors() || derivatives.iter().any(|(_, r)| r.has_errors());
     let color = use_color(&args);
     // The report is written as it is produced (no whole-report string or JSON tree).
@@ -538,8 +539,7 @@ fn check_modalities(schema: &Schema, given: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Validates one dataset, checking its type against `--dataset-types`.
-/// Validates one dataset; with `--prune`, reads it through [`crate::prune_fs::PruneFs`].
+/// Validates one dataset (the engine checks its type against `--dataset-types`); with `--prune`, reads it through [`crate::prune_fs::PruneFs`].
 /// Unless `--recursive` (each dataset freed before the next is opened), the opened
 /// dataset is left to the operating system: the process exits soon after, and freeing
 /// its file list and caches piece by piece would take a noticeable share of the run.
@@ -557,11 +557,20 @@ fn validate_one(
     if args.prune {
         open.fs = std::sync::Arc::new(crate::prune_fs::PruneFs::new(dir));
     }
-    let timer = nidos_validate::Timer::start();
+    let timer = crate::timer::Timer::start();
     let ds = nidos_dataset::Dataset::open(dir, engine.schema, &open)
         .with_context(|| format!("cannot validate {}", dir.display()))?;
     timer.lap("open dataset (walk, names, sidecars)");
-    let report = engine.validate_dataset(&ds, opts);
+    let report = if timer.on() {
+        // The engine's phases on the same clock.
+        let opts = Options {
+            phases: Some(std::sync::Arc::new(timer)),
+            ..opts.clone()
+        };
+        engine.validate_dataset(&ds, &opts)
+    } else {
+        engine.validate_dataset(&ds, opts)
+    };
     if args.recursive {
         drop(ds);
     } else {

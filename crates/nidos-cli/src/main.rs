@@ -28,6 +28,7 @@ mod render_sarif;
 mod render_text;
 mod schema_arg;
 mod schema_fetch;
+mod timer;
 
 #[derive(Parser)]
 #[command(

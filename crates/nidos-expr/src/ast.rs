@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::regex_cache::CompiledRegex;
-use crate::registry::{self, Func};
+use crate::registry::{self, Func, PREC_NEG, PREC_POSTFIX};
 use crate::value::Value;
 
 /// A parsed expression. Build it with [`crate::parse`]; evaluate it with [`crate::eval`]
@@ -189,25 +189,6 @@ impl Expr {
             _ => PREC_POSTFIX,
         }
     }
-}
-
-pub(crate) const PREC_OR: u8 = 1;
-pub(crate) const PREC_AND: u8 = 2;
-pub(crate) const PREC_NOT: u8 = 3;
-pub(crate) const PREC_CMP: u8 = 4;
-pub(crate) const PREC_ADD: u8 = 5;
-pub(crate) const PREC_MUL: u8 = 6;
-pub(crate) const PREC_POW: u8 = 7;
-pub(crate) const PREC_NEG: u8 = 8;
-pub(crate) const PREC_POSTFIX: u8 = 9;
-
-/// How an operator is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Operator {
-    pub symbol: &'static str,
-    pub precedence: u8,
-    pub prefix: bool,
-    pub right_assoc: bool,
 }
 
 fn write_child(f: &mut fmt::Formatter<'_>, e: &Expr, min_prec: u8) -> fmt::Result {

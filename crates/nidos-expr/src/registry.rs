@@ -2,9 +2,25 @@
 //! and `!_`) and the built-in functions. The parser resolves a name once; the
 //! interpreter dispatches on the resolved [`Func`].
 
-use crate::ast::{
-    Operator, PREC_ADD, PREC_AND, PREC_CMP, PREC_MUL, PREC_NEG, PREC_NOT, PREC_OR, PREC_POW,
-};
+// Binding strengths of the operators, for printing (higher binds tighter).
+pub(crate) const PREC_OR: u8 = 1;
+pub(crate) const PREC_AND: u8 = 2;
+pub(crate) const PREC_NOT: u8 = 3;
+pub(crate) const PREC_CMP: u8 = 4;
+pub(crate) const PREC_ADD: u8 = 5;
+pub(crate) const PREC_MUL: u8 = 6;
+pub(crate) const PREC_POW: u8 = 7;
+pub(crate) const PREC_NEG: u8 = 8;
+pub(crate) const PREC_POSTFIX: u8 = 9;
+
+/// How an operator is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Operator {
+    pub symbol: &'static str,
+    pub precedence: u8,
+    pub prefix: bool,
+    pub right_assoc: bool,
+}
 
 /// A registry entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

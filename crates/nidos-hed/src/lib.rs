@@ -7,6 +7,7 @@ pub mod check;
 pub mod data;
 pub mod defs;
 pub mod events;
+mod gather;
 pub mod issue;
 pub mod parse;
 pub mod schema;

@@ -7,11 +7,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{ErrorKind, SchemaError, SchemaErrors};
 use crate::shape::{children, Checker};
-use crate::views::RULE_KINDS;
+use crate::views::{Codes, RULE_KINDS};
 use crate::{load_path_with, LoadOptions};
 
 const OBJECT_TABLES: &[&str] = &[
@@ -28,18 +28,16 @@ const OBJECT_TABLES: &[&str] = &[
     "modalities",
     "suffixes",
 ];
-/// Keys of `rules` besides the nodes of the selector-rule kinds ([`RULE_KINDS`]).
+/// Keys of `rules` besides the nodes of the rule kinds ([`RULE_KINDS`]).
 const OTHER_RULE_NODES: &[&str] = &[
     "citation",
     "common_principles",
-    "directories",
     "entities",
-    "errors",
     "metaentities",
     "modalities",
 ];
-const META_KEYS: &[&str] = &[
-    "associations",
+/// Keys of `meta` besides the nodes of the rule kinds.
+const OTHER_META_KEYS: &[&str] = &[
     "brand",
     "brands",
     "context",
@@ -109,10 +107,6 @@ const DEFINITION_KEYS: &[&str] = &[
 /// Keys a column definition may have beyond [`DEFINITION_KEYS`].
 const COLUMN_ONLY_KEYS: &[&str] = &["deprecated_values"];
 const DEPRECATED_VALUE_KEYS: &[&str] = &["value", "issue"];
-const ERROR_KEYS: &[&str] = &["code", "message", "level", "selectors", "fix"];
-const DIRECTORY_KEYS: &[&str] = &["name", "value", "entity", "level", "opaque", "subdirs"];
-const ASSOCIATION_KEYS: &[&str] = &["selectors", "target", "inherit", "reverse"];
-const TARGET_KEYS: &[&str] = &["suffix", "extension", "entities"];
 
 /// The result of checking a schema.
 #[derive(Clone, Debug, Default)]
@@ -190,29 +184,8 @@ impl Checker {
         }
 
         let rules = raw.get("rules").unwrap_or(&Value::Null);
-        let mut nodes = vec![OTHER_RULE_NODES];
-        nodes.extend(RULE_KINDS.iter().map(|k| k.nodes));
-        self.keys_of(rules, "rules", &nodes);
-        for kind in RULE_KINDS {
-            for (at, r) in kind.rules(raw) {
-                self.keys(r, &at, kind.keys);
-                (kind.check)(self, r, &at);
-            }
-        }
-        for (n, r) in children(rules.get("errors").unwrap_or(&Value::Null)) {
-            let at = format!("rules.errors.{n}");
-            self.keys(r, &at, ERROR_KEYS);
-            self.severity(r.get("level"), &format!("{at}.level"));
-        }
-        for (l, es) in children(rules.get("directories").unwrap_or(&Value::Null)) {
-            for (n, r) in children(es) {
-                let at = format!("rules.directories.{l}.{n}");
-                self.keys(r, &at, DIRECTORY_KEYS);
-                if let Some(lv) = r.get("level") {
-                    self.level(lv, &format!("{at}.level"));
-                }
-            }
-        }
+        self.keys_of(rules, "rules", &Self::nodes("rules", OTHER_RULE_NODES));
+        self.kinds(raw, "rules");
         self.table(
             rules.get("modalities").unwrap_or(&Value::Null),
             "rules.modalities",
@@ -220,12 +193,28 @@ impl Checker {
         );
 
         let meta = raw.get("meta").unwrap_or(&Value::Null);
-        self.keys(meta, "meta", META_KEYS);
-        for (n, a) in children(meta.get("associations").unwrap_or(&Value::Null)) {
-            let at = format!("meta.associations.{n}");
-            self.keys(a, &at, ASSOCIATION_KEYS);
-            if let Some(t) = a.get("target") {
-                self.keys(t, &format!("{at}.target"), TARGET_KEYS);
+        self.keys_of(meta, "meta", &Self::nodes("meta", OTHER_META_KEYS));
+        self.kinds(raw, "meta");
+    }
+
+    /// The keys allowed under `root`: `other`, then the nodes of its rule kinds.
+    fn nodes(root: &str, other: &'static [&'static str]) -> Vec<&'static [&'static str]> {
+        let mut nodes = vec![other];
+        nodes.extend(
+            RULE_KINDS
+                .iter()
+                .filter(|k| k.root == root)
+                .map(|k| k.nodes),
+        );
+        nodes
+    }
+
+    /// The keys and shape of every rule of the kinds under `root`.
+    fn kinds(&mut self, raw: &Value, root: &str) {
+        for kind in RULE_KINDS.iter().filter(|k| k.root == root) {
+            for (at, r) in kind.rules(raw) {
+                self.keys(r, &at, kind.keys);
+                (kind.check)(self, r, &at);
             }
         }
     }
@@ -276,24 +265,23 @@ pub fn duplicate_codes(raw: &Value) -> Vec<SchemaError> {
             }
         }
     }
-    let rules = raw.get("rules").unwrap_or(&Value::Null);
     let mut sink = Vec::new();
-    let nodes = RULE_KINDS.iter().filter(|k| k.issues).flat_map(|k| k.nodes);
-    for kind in nodes {
-        if let Some(v) = rules.get(*kind) {
-            walk(v, &format!("rules.{kind}"), &mut |c, m, at| {
-                visit(c, m, at, &mut sink)
-            });
+    for kind in RULE_KINDS.iter().filter(|k| k.codes == Codes::Issues) {
+        let root = raw.get(kind.root).unwrap_or(&Value::Null);
+        for node in kind.nodes {
+            if let Some(v) = root.get(*node) {
+                walk(v, &format!("{}.{node}", kind.root), &mut |c, m, at| {
+                    visit(c, m, at, &mut sink)
+                });
+            }
         }
     }
-    for (n, e) in rules
-        .get("errors")
-        .and_then(Value::as_object)
-        .unwrap_or(&Map::new())
-    {
-        let code = e.get("code").and_then(Value::as_str).unwrap_or("");
-        let msg = e.get("message").and_then(Value::as_str).unwrap_or("");
-        visit(code, msg, format!("rules.errors.{n}.code"), &mut sink);
+    for kind in RULE_KINDS.iter().filter(|k| k.codes == Codes::Own) {
+        for (at, e) in kind.rules(raw) {
+            let code = e.get("code").and_then(Value::as_str).unwrap_or("");
+            let msg = e.get("message").and_then(Value::as_str).unwrap_or("");
+            visit(code, msg, format!("{at}.code"), &mut sink);
+        }
     }
     out.append(&mut sink);
     out

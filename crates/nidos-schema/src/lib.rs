@@ -58,7 +58,10 @@ pub use select::{
 pub use version::{
     bundled_override, bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV,
 };
-pub use views::{called_functions, rule_kind, rule_nodes, RuleKind, RULE_KINDS};
+pub use views::{
+    called_functions, rule_kind, rule_markers, rule_nodes, Codes, Layout, RuleAt, RuleKind,
+    RULE_KINDS,
+};
 pub use yaml::{load_tree_raw, resolve_refs, TreeInfo};
 
 /// Options for loading.
@@ -427,25 +430,9 @@ impl Schema {
 impl Views {
     /// Every expression of the schema with its rule path, in schema order.
     pub fn expressions(&self) -> Vec<(String, &Expression)> {
-        fn push<'s>(
-            out: &mut Vec<(String, &'s Expression)>,
-            id: &str,
-            what: &str,
-            list: &'s [Expression],
-        ) {
-            for (i, e) in list.iter().enumerate() {
-                out.push((format!("{id}.{what}[{i}]"), e));
-            }
-        }
         let mut out = Vec::new();
         for kind in RULE_KINDS {
             (kind.expressions)(self, &mut out);
-        }
-        for r in &self.errors {
-            push(&mut out, &r.id, "selectors", &r.selectors);
-        }
-        for r in &self.associations {
-            push(&mut out, &r.id, "selectors", &r.selectors);
         }
         out
     }

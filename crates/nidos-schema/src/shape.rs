@@ -15,6 +15,18 @@ pub(crate) struct Checker {
     pub exact_levels: bool,
 }
 
+/// What a value is, in words (`a mapping`, `a list`, …), for messages.
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
 pub(crate) fn children<'a>(v: &'a Value) -> Box<dyn Iterator<Item = (&'a String, &'a Value)> + 'a> {
     match v.as_object() {
         Some(m) => Box::new(m.iter()),
@@ -49,7 +61,7 @@ impl Checker {
             other => self.out.push(SchemaError::new(
                 ErrorKind::Structure,
                 at,
-                format!("expected a mapping, found {}", crate::views::kind_of(other)),
+                format!("expected a mapping, found {}", kind_of(other)),
             )),
         }
     }

@@ -19,7 +19,6 @@ use crate::jsonschema::FormatCheck;
 use crate::report::Report;
 use crate::rule_index::RuleIndex;
 use crate::selectors::{DatasetMemo, FileMemo, SelectorTable};
-use crate::timer::Timer;
 
 /// Options of a run.
 #[derive(Clone, Debug, Default)]
@@ -47,6 +46,33 @@ pub struct Options {
     pub only_under: Option<std::sync::Arc<HashSet<String>>>,
     /// Leave HED annotations unchecked (`--no-hed`).
     pub skip_hed: bool,
+    /// Told where the phases of a run end (a profiling aid: the CLI's `NIDOS_TIMING`).
+    /// `None`: nothing is measured.
+    pub phases: Option<std::sync::Arc<dyn Phases>>,
+}
+
+/// Receives the phases of a run as they end (see [`Options::phases`]).
+pub trait Phases: Send + Sync + std::fmt::Debug {
+    /// A run starts now: the next phase counts from here.
+    fn begin(&self) {}
+    /// The phase named `phase` ends now.
+    fn lap(&self, phase: &str);
+}
+
+impl Options {
+    /// Tells the phase observer, if any, that `phase` ends now; `phase` is only
+    /// formatted when there is one.
+    fn lap(&self, phase: impl FnOnce() -> String) {
+        if let Some(p) = &self.phases {
+            p.lap(&phase());
+        }
+    }
+
+    fn begin(&self) {
+        if let Some(p) = &self.phases {
+            p.begin();
+        }
+    }
 }
 
 /// How far a run is: `done` of `total` files (`total` is set once the dataset is
@@ -119,9 +145,9 @@ impl<'s> Engine<'s> {
             max_rows: opts.max_rows,
             ..OpenOptions::default()
         };
-        let timer = Timer::start();
+        opts.begin();
         let ds = Dataset::open(root, self.schema, &open)?;
-        timer.lap("open dataset (walk, names, sidecars)");
+        opts.lap(|| "open dataset (walk, names, sidecars)".to_owned());
         let report = self.validate_dataset(&ds, opts);
         // Freeing a large dataset's file list and caches takes a noticeable share of the
         // run; the report does not need it, so it is freed beside the caller's work.
@@ -133,7 +159,7 @@ impl<'s> Engine<'s> {
     pub fn validate_dataset(&self, ds: &Dataset, opts: &Options) -> Report {
         let layout = ds.dataset_type();
         let derivative = layout == "derivative";
-        let timer = Timer::start();
+        opts.begin();
         let seen = Seen::default();
         let dataset_selectors = DatasetMemo::new(&self.selectors);
         let files = ds.files();
@@ -159,7 +185,7 @@ impl<'s> Engine<'s> {
         };
         let hed = hed.as_ref();
         if hed.is_some() || hed_failed.is_some() {
-            timer.lap("HED schemas and definitions");
+            opts.lap(|| "HED schemas and definitions".to_owned());
         }
         let progress = opts.progress.as_deref();
         if let Some(p) = progress {
@@ -219,13 +245,13 @@ impl<'s> Engine<'s> {
         for (_, used) in pieces {
             used_sidecars.extend(used);
         }
-        timer.lap(&format!("per-file rules ({n_pieces} pieces)"));
+        opts.lap(|| format!("per-file rules ({n_pieces} pieces)"));
         issues.extend(seen.into_issues());
         issues.extend(ds.issues().iter().map(convert_dataset_issue));
         self.dataset_checks(ds, &layout, &used_sidecars, &mut issues);
         self.blacklisted_modalities(ds, &opts.blacklist_modalities, &mut issues);
         unsupported_type(&layout, &opts.dataset_types, &mut issues);
-        timer.lap("dataset checks");
+        opts.lap(|| "dataset checks".to_owned());
         issues.extend(hed_failed);
 
         opts.config.apply(&mut issues);
@@ -235,7 +261,7 @@ impl<'s> Engine<'s> {
         issues.par_sort_unstable_by(Issue::sort_key_cmp);
         normalize(&mut issues);
         self.fixes.mark(&mut issues);
-        if timer.on {
+        opts.lap(|| {
             let own: usize = issues
                 .iter()
                 .map(|i| {
@@ -243,13 +269,13 @@ impl<'s> Engine<'s> {
                         + i.affects().iter().map(String::capacity).sum::<usize>()
                 })
                 .sum();
-            timer.lap(&format!(
+            format!(
                 "sort {} issues ({} MB structs, {} MB own strings)",
                 issues.len(),
                 (issues.capacity() * std::mem::size_of::<Issue>()) >> 20,
                 own >> 20
-            ));
-        }
+            )
+        });
         let mut report = Report {
             code_messages: self.code_messages(&issues),
             field_messages: self.field_messages(&issues),

@@ -25,12 +25,10 @@ pub mod report;
 mod rule_index;
 mod selectors;
 mod summary;
-mod timer;
 
 pub use config::Config;
-pub use engine::{Engine, Options, Progress};
+pub use engine::{Engine, Options, Phases, Progress};
 pub use filename_mode::{open_names, parse_names};
 pub use fixable::FixIndex;
 pub use issue::{Issue, Severity, Sym};
 pub use report::{Report, ReportJson, Summary};
-pub use timer::Timer;

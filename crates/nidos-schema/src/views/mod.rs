@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{ErrorKind, SchemaError, Warning};
 use crate::model::*;
+pub(crate) use crate::shape::kind_of;
 
 mod calls;
 mod fields;
@@ -17,7 +18,7 @@ mod kinds;
 mod prose;
 
 pub use calls::called_functions;
-pub use kinds::{rule_kind, RuleKind, RULE_KINDS};
+pub use kinds::{rule_kind, rule_markers, Codes, Layout, RuleAt, RuleKind, RULE_KINDS};
 pub(crate) use prose::structure_prose;
 
 /// The rules under a rule-kind node, with their dotted paths. Groups nest to any depth
@@ -25,28 +26,10 @@ pub(crate) use prose::structure_prose;
 /// common_derivatives.X`): a mapping is a rule when it has one of the `markers` keys
 /// or a value that is not a mapping; otherwise it is a group.
 pub fn rule_nodes<'a>(v: &'a Value, prefix: &str, markers: &[&str]) -> Vec<(String, &'a Value)> {
-    fn walk<'a>(v: &'a Value, at: String, markers: &[&str], out: &mut Vec<(String, &'a Value)>) {
-        let Some(m) = v.as_object() else {
-            out.push((at, v));
-            return;
-        };
-        let is_rule =
-            m.keys().any(|k| markers.contains(&k.as_str())) || m.values().any(|x| !x.is_object());
-        if is_rule {
-            out.push((at, v));
-        } else {
-            for (k, x) in m {
-                walk(x, format!("{at}.{k}"), markers, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    if let Some(m) = v.as_object() {
-        for (k, x) in m {
-            walk(x, format!("{prefix}.{k}"), markers, &mut out);
-        }
-    }
-    out
+    kinds::grouped(v, prefix, markers)
+        .into_iter()
+        .map(|r| (r.id, r.value))
+        .collect()
 }
 
 /// Collects errors and warnings while the views are built.
@@ -400,76 +383,9 @@ impl Builder {
             versions: Vec::new(),
         };
         for kind in RULE_KINDS {
-            for (id, v) in kind.rules(raw) {
-                (kind.build)(self, id, v, &mut views);
+            for at in kind.entries(raw) {
+                (kind.build)(self, at, &mut views);
             }
-        }
-
-        let mut errors = Vec::new();
-        for (name, v) in map_at(raw, &["rules", "errors"]) {
-            let id = format!("rules.errors.{name}");
-            let fix = v.get("fix").and_then(|f| self.fix(f, &id));
-            let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
-            let level = self
-                .severity(v.get("level"), &format!("{id}.level"))
-                .unwrap_or(Severity::Error);
-            errors.push(ErrorRule {
-                id,
-                name: name.clone(),
-                code: opt_str(v, "code").unwrap_or_default(),
-                message: opt_str(v, "message").unwrap_or_default(),
-                level,
-                selectors,
-                fix,
-            });
-        }
-
-        let mut directories = Vec::new();
-        for (layout, entries) in map_at(raw, &["rules", "directories"]) {
-            for (key, v) in entries.as_object().unwrap_or_else(|| empty_map()) {
-                let id = format!("rules.directories.{layout}.{key}");
-                let level = v
-                    .get("level")
-                    .and_then(Value::as_str)
-                    .map(|s| self.level(s, &format!("{id}.level")));
-                directories.push(DirectoryRule {
-                    id,
-                    layout: layout.clone(),
-                    key: key.clone(),
-                    name: opt_str(v, "name"),
-                    value: opt_str(v, "value"),
-                    entity: opt_str(v, "entity"),
-                    level,
-                    opaque: v.get("opaque").and_then(Value::as_bool).unwrap_or(false),
-                    subdirs: v
-                        .get("subdirs")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default(),
-                });
-            }
-        }
-
-        let mut associations = Vec::new();
-        for (name, v) in map_at(raw, &["meta", "associations"]) {
-            let id = format!("meta.associations.{name}");
-            let selectors = self.expressions(v.get("selectors"), &format!("{id}.selectors"));
-            let t = v.get("target").cloned().unwrap_or(Value::Null);
-            let target = AssociationTarget {
-                suffix: opt_str(&t, "suffix"),
-                extension: self.str_list(t.get("extension"), &format!("{id}.target.extension")),
-                entities: t
-                    .get("entities")
-                    .map(|e| self.str_list(Some(e), &format!("{id}.target.entities"))),
-            };
-            associations.push(Association {
-                id,
-                name: name.clone(),
-                selectors,
-                target,
-                inherit: v.get("inherit").and_then(Value::as_bool).unwrap_or(true),
-                reverse: opt_str(v, "reverse"),
-            });
         }
 
         let context = raw
@@ -482,22 +398,8 @@ impl Builder {
             None => Vec::new(),
         };
 
-        views.errors = errors;
-        views.directories = directories;
-        views.associations = associations;
         views.context = context;
         views.versions = versions;
         views
-    }
-}
-
-pub(crate) fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
     }
 }

@@ -91,9 +91,7 @@ fn each_rule_mut(node: &mut Value, markers: &[&str], f: &mut dyn FnMut(&mut Map<
         let Some(m) = v.as_object_mut() else {
             return;
         };
-        let is_rule =
-            m.keys().any(|k| markers.contains(&k.as_str())) || m.values().any(|x| !x.is_object());
-        if is_rule {
+        if super::kinds::is_rule(m, markers) {
             f(m);
         } else {
             for x in m.values_mut() {

@@ -1,72 +1,17 @@
-//! One descriptor per kind of selector rule under `rules`: where its rules live, the keys
-//! that mark a mapping as one of its rules, the keys a rule may have, how a rule is built
-//! into the typed views and how its shape is checked. [`super::Builder::build`] and the
-//! structure check (`check.rs`) both walk [`RULE_KINDS`]; nothing else lists these kinds.
+//! The descriptors of the selector rules: files, sidecars, JSON, tabular data, checks.
 
 use serde_json::Value;
 
-use super::{rule_nodes, Builder};
+use super::{push_expressions, Codes, Layout, RuleAt, RuleKind};
 use crate::error::{ErrorKind, SchemaError};
 use crate::model::*;
 use crate::shape::{children, Checker};
 
-/// A kind of selector rule (`rules.files`, `rules.sidecars`, …).
-pub struct RuleKind {
-    /// The kind's name: its node's key, or for JSON rules `json`.
-    pub name: &'static str,
-    /// The `rules.<node>` keys that hold rules of this kind, in the order their rules are
-    /// listed (JSON rules: `dataset_metadata`, then `json`).
-    pub nodes: &'static [&'static str],
-    /// Keys that mark a mapping under a node as a rule; other mappings are groups.
-    pub markers: &'static [&'static str],
-    /// Keys a rule may have (for a YAML tree any other key is an error).
-    pub keys: &'static [&'static str],
-    /// Its rules carry `issue` objects (whose codes must each have one message).
-    pub issues: bool,
-    /// Builds one rule (`id`, node) into the views.
-    pub(crate) build: fn(&mut Builder, String, &Value, &mut Views),
-    /// Checks one rule's shape beyond its keys.
-    pub(crate) check: fn(&mut Checker, &Value, &str),
-    /// Every expression of the kind's rules, with its path.
-    pub(crate) expressions: for<'v> fn(&'v Views, &mut Vec<(String, &'v Expression)>),
-}
-
-/// The selector-rule kinds, in the order views are built.
-pub const RULE_KINDS: &[RuleKind] = &[FILES, SIDECARS, JSON, TABULAR, CHECKS];
-
-/// The kind whose rules live under `rules.<node>`.
-pub fn rule_kind(node: &str) -> Option<&'static RuleKind> {
-    RULE_KINDS.iter().find(|k| k.nodes.contains(&node))
-}
-
-impl RuleKind {
-    /// The rules of this kind in a normalised raw tree, with their dotted paths.
-    pub fn rules<'a>(&self, raw: &'a Value) -> Vec<(String, &'a Value)> {
-        let rules = raw.get("rules");
-        let mut out = Vec::new();
-        for node in self.nodes {
-            if let Some(v) = rules.and_then(|r| r.get(*node)) {
-                out.extend(rule_nodes(v, &format!("rules.{node}"), self.markers));
-            }
-        }
-        out
-    }
-}
-
-fn push_expressions<'v>(
-    out: &mut Vec<(String, &'v Expression)>,
-    id: &str,
-    what: &str,
-    list: &'v [Expression],
-) {
-    for (i, e) in list.iter().enumerate() {
-        out.push((format!("{id}.{what}[{i}]"), e));
-    }
-}
-
-const FILES: RuleKind = RuleKind {
+pub(super) const FILES: RuleKind = RuleKind {
     name: "files",
+    root: "rules",
     nodes: &["files"],
+    layout: Layout::Grouped,
     markers: &[
         "suffixes",
         "path",
@@ -87,22 +32,21 @@ const FILES: RuleKind = RuleKind {
         "path",
         "stem",
     ],
-    issues: false,
-    build: |b, id, v, views| {
+    codes: Codes::None,
+    build: |b, at, views| {
         // rules.files.<category>.<group…>.<name>
-        let parts: Vec<&str> = id.split('.').collect();
-        let cat = parts.get(2).copied().unwrap_or_default();
-        let name = parts.last().copied().unwrap_or_default();
-        let group = if parts.len() > 4 {
-            parts[3..parts.len() - 1].join(".")
-        } else {
-            String::new()
+        let RuleAt { id, keys, value: v } = at;
+        let cat = keys.first().copied().unwrap_or_default();
+        let name = keys.last().copied().unwrap_or_default();
+        let group = match keys.get(1..keys.len().saturating_sub(1)) {
+            Some(g) if !g.is_empty() => g.join("."),
+            _ => String::new(),
         };
         if !v.is_object() {
             b.err(
                 ErrorKind::Structure,
                 &id,
-                format!("expected a file rule, found {}", super::kind_of(v)),
+                format!("expected a file rule, found {}", crate::views::kind_of(v)),
             );
             return;
         }
@@ -177,28 +121,32 @@ fn field_expressions<'v>(rules: &'v [FieldRule], out: &mut Vec<(String, &'v Expr
     }
 }
 
-const SIDECARS: RuleKind = RuleKind {
+pub(super) const SIDECARS: RuleKind = RuleKind {
     name: "sidecars",
+    root: "rules",
     nodes: &["sidecars"],
+    layout: Layout::Grouped,
     markers: FIELD_MARKERS,
     keys: FIELD_MARKERS,
-    issues: true,
-    build: |b, id, v, views| {
-        let rule = b.field_rule(v, &id);
+    codes: Codes::Issues,
+    build: |b, at, views| {
+        let rule = b.field_rule(at.value, &at.id);
         views.sidecar_rules.push(rule);
     },
     check: check_fields,
     expressions: |views, out| field_expressions(&views.sidecar_rules, out),
 };
 
-const JSON: RuleKind = RuleKind {
+pub(super) const JSON: RuleKind = RuleKind {
     name: "json",
+    root: "rules",
     nodes: &["dataset_metadata", "json"],
+    layout: Layout::Grouped,
     markers: FIELD_MARKERS,
     keys: FIELD_MARKERS,
-    issues: true,
-    build: |b, id, v, views| {
-        let rule = b.field_rule(v, &id);
+    codes: Codes::Issues,
+    build: |b, at, views| {
+        let rule = b.field_rule(at.value, &at.id);
         views.json_rules.push(rule);
     },
     check: check_fields,
@@ -220,14 +168,16 @@ const COLUMN_KEYS: &[&str] = &[
 ];
 const ADDITIONAL_COLUMNS: &[&str] = &["allowed", "allowed_if_defined", "not_allowed", "n/a"];
 
-const TABULAR: RuleKind = RuleKind {
+pub(super) const TABULAR: RuleKind = RuleKind {
     name: "tabular_data",
+    root: "rules",
     nodes: &["tabular_data"],
+    layout: Layout::Grouped,
     markers: TABULAR_KEYS,
     keys: TABULAR_KEYS,
-    issues: true,
-    build: |b, id, v, views| {
-        let rule = b.tabular_rule(v, &id, &views.columns);
+    codes: Codes::Issues,
+    build: |b, at, views| {
+        let rule = b.tabular_rule(at.value, &at.id, &views.columns);
         views.tabular_rules.push(rule);
     },
     check: |c, r, at| {
@@ -263,13 +213,16 @@ const TABULAR: RuleKind = RuleKind {
     },
 };
 
-const CHECKS: RuleKind = RuleKind {
+pub(super) const CHECKS: RuleKind = RuleKind {
     name: "checks",
+    root: "rules",
     nodes: &["checks"],
+    layout: Layout::Grouped,
     markers: &["selectors", "checks", "issue"],
     keys: &["selectors", "checks", "issue", "fix"],
-    issues: true,
-    build: |b, id, v, views| {
+    codes: Codes::Issues,
+    build: |b, at, views| {
+        let RuleAt { id, value: v, .. } = at;
         let selectors = b.expressions(v.get("selectors"), &format!("{id}.selectors"));
         let checks = b.expressions(v.get("checks"), &format!("{id}.checks"));
         let issue = match v.get("issue") {
