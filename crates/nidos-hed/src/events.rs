@@ -41,6 +41,9 @@ enum ColumnHed {
 #[derive(Debug, Clone, Default)]
 pub struct SidecarHed {
     columns: Vec<(String, ColumnHed)>,
+    /// The columns it splices, found on first use (every table that inherits the sidecar
+    /// asks; the columns do not change after [`SidecarHed::read`]).
+    spliced: std::sync::OnceLock<HashSet<String>>,
 }
 
 impl SidecarHed {
@@ -121,14 +124,16 @@ impl SidecarHed {
     }
 
     /// Columns named in `{…}` anywhere in the sidecar: they are spliced, not added on their own.
-    fn spliced_columns(&self) -> HashSet<String> {
-        let mut out = HashSet::default();
-        for (_, s) in self.strings() {
-            for name in splice_names(s) {
-                out.insert(name);
+    fn spliced_columns(&self) -> &HashSet<String> {
+        self.spliced.get_or_init(|| {
+            let mut out = HashSet::default();
+            for (_, s) in self.strings() {
+                for name in splice_names(s) {
+                    out.insert(name);
+                }
             }
-        }
-        out
+            out
+        })
     }
 
     /// Checks every annotation string, and the curly-brace references between columns.
@@ -612,7 +617,7 @@ pub fn check_events_by<'t>(
                     };
                 }
                 let computed = Rc::new(check_row(
-                    checker, sidecar, &spliced, header, &row, &mut memo, shared,
+                    checker, sidecar, spliced, header, &row, &mut memo, shared,
                 ));
                 if row_memo.len() < MEMO_LIMIT {
                     row_memo.insert(key.clone(), computed.clone());
@@ -1182,7 +1187,7 @@ pub fn assemble_rows(sidecar: &SidecarHed, header: &[String], rows: &[Vec<String
     rows.iter()
         .enumerate()
         .map(|(i, row)| {
-            let pieces = assemble(sidecar, &spliced, header, row, i + 2, &mut ignored);
+            let pieces = assemble(sidecar, spliced, header, row, i + 2, &mut ignored);
             ignored.clear();
             pieces.join(", ")
         })

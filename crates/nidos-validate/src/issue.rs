@@ -86,6 +86,11 @@ impl Sym {
         &self.0
     }
 
+    /// Whether both are the same shared copy (then their texts are equal).
+    pub(crate) fn same(&self, other: &Sym) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// Whether the text is empty.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()

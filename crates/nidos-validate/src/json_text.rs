@@ -3,7 +3,7 @@
 //! A report can hold hundreds of thousands of issues, so this is the report writer's
 //! inner loop.
 
-use crate::issue::{Issue, Severity};
+use crate::issue::{Issue, Severity, Sym};
 
 /// The JSON escape of a byte that needs one, as serde_json writes it: the short forms
 /// for `"`, `\`, backspace, form feed, newline, carriage return and tab, `\u00xx` (lower
@@ -34,51 +34,78 @@ fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
-/// Whether any of the eight bytes of `w` needs an escape.
+/// The position of the first byte of `b` that needs an escape.
 ///
-/// For a word `w`, `(w - 0x01…01 * n) & !w & 0x80…80` is non-zero exactly when some byte
-/// is below `n` (bytes with the high bit set never count): tested for bytes below 0x20,
-/// and for bytes equal to `"` or `\` (zero after an exclusive or).
-fn word_needs_escape(w: u64) -> bool {
+/// Eight bytes at a time: for a word `w`, `(w - 0x01…01 * n) & !w & 0x80…80` flags the
+/// bytes below `n` (bytes with the high bit set never count; a byte above a flagged one
+/// may be flagged too, where the subtraction borrowed), so the lowest flag of the three
+/// tests (below 0x20, equal to `"`, equal to `\`) is a byte that needs an escape.
+fn find_escape(b: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let below = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGH;
-    (below(w, 0x20) | below(w ^ (ONES * 0x22), 1) | below(w ^ (ONES * 0x5c), 1)) != 0
-}
-
-fn push_byte(out: &mut Vec<u8>, c: u8) {
-    if needs_escape(c) {
-        push_escape(out, c);
-    } else {
-        out.push(c);
+    let mut chunks = b.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let flags = below(w, 0x20) | below(w ^ (ONES * 0x22), 1) | below(w ^ (ONES * 0x5c), 1);
+        if flags != 0 {
+            return Some(offset + (flags.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
     }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| needs_escape(c))
+        .map(|p| offset + p)
 }
 
-/// Appends `s` as a JSON string (quotes included), escaped as serde_json escapes it.
-///
-/// Eight bytes at a time: a word with nothing to escape is copied whole (a fixed-size
-/// copy, no call), the others byte by byte. Texts in a report are short and their
-/// escapes rare, so this beats copying runs between escapes.
+/// Appends `s` as a JSON string (quotes included), escaped as serde_json escapes it: the
+/// runs between escapes are copied whole.
 pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
     out.reserve(b.len() + 2);
     out.push(b'"');
-    let mut chunks = b.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        if word_needs_escape(u64::from_le_bytes(word)) {
-            for &c in &word {
-                push_byte(out, c);
+    let mut start = 0;
+    while let Some(k) = b.get(start..).and_then(find_escape) {
+        let at = start + k;
+        out.extend_from_slice(b.get(start..at).unwrap_or_default());
+        push_escape(out, b[at]);
+        start = at + 1;
+    }
+    out.extend_from_slice(b.get(start..).unwrap_or_default());
+    out.push(b'"');
+}
+
+/// The JSON text of the shared texts (code, sub-code, location) the previous issue wrote,
+/// as ranges of the buffer: sorted issues come in runs that share them, so a text equal to
+/// the previous one (the same shared copy) is copied from the buffer instead of escaped
+/// again.
+#[derive(Default)]
+pub(crate) struct Recent<'a> {
+    last: [Option<(&'a Sym, std::ops::Range<usize>)>; 3],
+}
+
+impl<'a> Recent<'a> {
+    fn push(&mut self, out: &mut Vec<u8>, slot: usize, s: &'a Sym) {
+        if let Some(Some((prev, range))) = self.last.get(slot) {
+            if prev.same(s) {
+                let range = range.clone();
+                let start = out.len();
+                out.extend_from_within(range);
+                self.last[slot] = Some((s, start..out.len()));
+                return;
             }
-        } else {
-            out.extend_from_slice(&word);
+        }
+        let start = out.len();
+        push_str(out, s);
+        if let Some(entry) = self.last.get_mut(slot) {
+            *entry = Some((s, start..out.len()));
         }
     }
-    for &c in chunks.remainder() {
-        push_byte(out, c);
-    }
-    out.push(b'"');
 }
 
 /// Appends `n` in decimal.
@@ -98,17 +125,29 @@ pub(crate) fn push_uint(out: &mut Vec<u8>, mut n: u64) {
 
 /// Appends the issue as one compact JSON object, the bytes of
 /// `serde_json::to_writer(IssueView { issue, fallback_message })`.
+#[cfg(test)]
 pub(crate) fn push_issue(out: &mut Vec<u8>, issue: &Issue, fallback_message: Option<&str>) {
+    push_issue_after(out, issue, fallback_message, &mut Recent::default());
+}
+
+/// [`push_issue`], reusing the text of the previous issue's shared texts from `recent`
+/// (which must have been filled by writes into this same `out`).
+pub(crate) fn push_issue_after<'a>(
+    out: &mut Vec<u8>,
+    issue: &'a Issue,
+    fallback_message: Option<&str>,
+    recent: &mut Recent<'a>,
+) {
     out.extend_from_slice(b"{\"code\":");
-    push_str(out, &issue.code);
+    recent.push(out, 0, &issue.code);
     out.extend_from_slice(b",\"subCode\":");
-    push_str(out, &issue.sub_code);
+    recent.push(out, 1, &issue.sub_code);
     out.extend_from_slice(match issue.severity {
         Severity::Error => b",\"severity\":\"error\",\"location\":",
         Severity::Warning => b",\"severity\":\"warning\",\"location\":",
         Severity::Ignore => b",\"severity\":\"ignore\",\"location\":",
     });
-    push_str(out, &issue.location);
+    recent.push(out, 2, &issue.location);
     if let Some(m) = issue.issue_message().or(fallback_message) {
         out.extend_from_slice(b",\"issueMessage\":");
         push_str(out, m);
@@ -180,6 +219,37 @@ mod tests {
         for s in &cases {
             assert_eq!(ours(s), serde_str(s), "{s:?}");
         }
+    }
+
+    /// A run of issues sharing codes and locations (the same shared copies, and equal
+    /// texts in other copies), written into one buffer: serde's bytes for each.
+    #[test]
+    fn shared_texts_are_copied_right() {
+        let here = Sym::from("/sub-01/\"e\".tsv");
+        let other = Sym::from("/sub-01/\"e\".tsv");
+        let list = [
+            Issue::new("A", Severity::Error, &here).sub("x\ty"),
+            Issue::new("A", Severity::Error, &here).sub("x\ty").line(3),
+            Issue::new("A", Severity::Warning, &other).sub("x\ty"),
+            Issue::new("B", Severity::Warning, &other),
+            Issue::new("B", Severity::Warning, &here).message("m"),
+            Issue::new("A", Severity::Warning, &here).sub("z"),
+        ];
+        let mut got = Vec::new();
+        let mut recent = Recent::default();
+        let mut want = Vec::new();
+        for (i, issue) in list.iter().enumerate() {
+            if i > 0 {
+                got.push(b',');
+                want.push(b',');
+            }
+            push_issue_after(&mut got, issue, None, &mut recent);
+            want.extend(serde_json::to_vec(issue).unwrap());
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want)
+        );
     }
 
     #[test]

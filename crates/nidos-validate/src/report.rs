@@ -163,11 +163,13 @@ impl<'a> ReportJson<'a> {
         let messages = self.issues.field_messages;
         let render = |chunk: &[Issue]| -> Vec<u8> {
             let mut buf = Vec::with_capacity(chunk.len() * 192);
+            let mut recent = crate::json_text::Recent::default();
             for (i, issue) in chunk.iter().enumerate() {
                 if i > 0 {
                     buf.push(b',');
                 }
-                crate::json_text::push_issue(&mut buf, issue, fallback(messages, issue));
+                let fallback = fallback(messages, issue);
+                crate::json_text::push_issue_after(&mut buf, issue, fallback, &mut recent);
             }
             buf
         };
