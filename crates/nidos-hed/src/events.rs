@@ -41,6 +41,9 @@ enum ColumnHed {
 #[derive(Debug, Clone, Default)]
 pub struct SidecarHed {
     columns: Vec<(String, ColumnHed)>,
+    /// The columns it splices, found on first use (every table that inherits the sidecar
+    /// asks; the columns do not change after [`SidecarHed::read`]).
+    spliced: std::sync::OnceLock<HashSet<String>>,
 }
 
 impl SidecarHed {
@@ -121,14 +124,16 @@ impl SidecarHed {
     }
 
     /// Columns named in `{…}` anywhere in the sidecar: they are spliced, not added on their own.
-    fn spliced_columns(&self) -> HashSet<String> {
-        let mut out = HashSet::default();
-        for (_, s) in self.strings() {
-            for name in splice_names(s) {
-                out.insert(name);
+    fn spliced_columns(&self) -> &HashSet<String> {
+        self.spliced.get_or_init(|| {
+            let mut out = HashSet::default();
+            for (_, s) in self.strings() {
+                for name in splice_names(s) {
+                    out.insert(name);
+                }
             }
-        }
-        out
+            out
+        })
     }
 
     /// Checks every annotation string, and the curly-brace references between columns.
@@ -283,7 +288,56 @@ fn is_na(cell: &str) -> bool {
 
 #[cfg(test)]
 mod fill_tests {
-    use super::fill_placeholder;
+    use super::*;
+    use crate::defs::Definitions;
+    use crate::versions::SchemaSource;
+
+    /// A table checked through the dataset's shared maps (twice: the second time every
+    /// (template, cell) is known) gives the issues it gives checked on its own: value
+    /// columns with valid, invalid, blank, braced and missing cells, a level column.
+    #[test]
+    fn shared_value_parts_give_the_same_issues() {
+        let schemas = SchemaSource::new(Vec::new())
+            .load_versions(&serde_json::json!("8.3.0"))
+            .unwrap();
+        let defs = Definitions::default();
+        let checker = Checker::new(&schemas, &defs);
+        let json = serde_json::json!({
+            "trial": {"HED": "Experimental-trial/#"},
+            "rt": {"HED": "(Response-time/# s, Bad-tag-xyz)"},
+            "blank": {"HED": "#"},
+            "kind": {"HED": {"go": "Sensory-event", "stop": "Agent-action"}}
+        });
+        let mut shape = Vec::new();
+        let sidecar = SidecarHed::read(&json, &mut shape);
+        let header: Vec<String> = ["onset", "trial", "rt", "blank", "kind", "HED"]
+            .map(String::from)
+            .to_vec();
+        let rows: Vec<Vec<String>> = [
+            ["1.0", "1", "0.5", "n/a", "go", "n/a"],
+            ["2.0", "2", "0.5", " ", "stop", "Red"],
+            ["3.0", "x{y}", "abc", "Blue", "other", "n/a"],
+            ["4.0", "1", "n/a", "", "go", "Def/Nope"],
+            ["5.0", "3", "0.7", "Green", "go", "n/a"],
+        ]
+        .iter()
+        .map(|r| r.map(String::from).to_vec())
+        .collect();
+        let alone = format!("{:?}", check_events(&checker, &sidecar, &header, &rows));
+        let shared = SharedPieces::default();
+        for round in 0..2 {
+            let got = check_events_by(
+                &checker,
+                &sidecar,
+                &header,
+                rows.len(),
+                &mut |r, c| rows.get(r).and_then(|row| row.get(c)).map(String::as_str),
+                Some(&shared),
+            );
+            assert_eq!(format!("{got:?}"), alone, "round {round}");
+        }
+        assert!(alone.contains("SIDECAR_KEY_MISSING"), "{alone}");
+    }
 
     #[test]
     fn fill_placeholder_replaces_like_str_replace() {
@@ -457,6 +511,8 @@ pub fn check_events_by<'t>(
         .chain(relevant.iter().copied().filter(|&c| header[c] == "HED"))
         .collect();
     let mut part_ids: Vec<HashMap<&'t str, u32>> = vec![HashMap::default(); order.len()];
+    // Per column, the dataset's cell map of its value-column template, fetched on first use.
+    let mut value_parts: Vec<Option<Option<Arc<ValueParts>>>> = vec![None; order.len()];
     // Per column, the previous row's cell and its part: consecutive rows often share cells.
     let mut last: Vec<Option<(&'t str, u32)>> = vec![None; order.len()];
     let mut parts: Vec<Option<Part>> = Vec::new();
@@ -481,7 +537,25 @@ pub fn check_events_by<'t>(
                     Some(id) => id,
                     None => {
                         fresh = true;
-                        let part = column_part(checker, sidecar, &header[c], v, &mut memo, shared);
+                        let template = match sidecar.column(&header[c]) {
+                            Some(ColumnHed::Value(t)) if header[c] != "HED" => Some(t.as_str()),
+                            _ => None,
+                        };
+                        let values = match (template, shared, value_parts.get_mut(k)) {
+                            (Some(t), Some(sh), Some(slot)) => {
+                                slot.get_or_insert_with(|| sh.value_parts(t)).clone()
+                            }
+                            _ => None,
+                        };
+                        let part = value_part(
+                            checker,
+                            sidecar,
+                            &header[c],
+                            v,
+                            &mut memo,
+                            shared,
+                            values.as_deref(),
+                        );
                         let id = u32::try_from(parts.len()).unwrap_or(u32::MAX);
                         parts.push(part);
                         if let Some(m) = part_ids.get_mut(k) {
@@ -543,7 +617,7 @@ pub fn check_events_by<'t>(
                     };
                 }
                 let computed = Rc::new(check_row(
-                    checker, sidecar, &spliced, header, &row, &mut memo, shared,
+                    checker, sidecar, spliced, header, &row, &mut memo, shared,
                 ));
                 if row_memo.len() < MEMO_LIMIT {
                     row_memo.insert(key.clone(), computed.clone());
@@ -639,6 +713,35 @@ struct Part {
     piece: Option<Arc<Piece>>,
 }
 
+/// The part of column `name` for cell `value` (see [`column_part`]), through the dataset's
+/// cell map of the column's value template when there is one: each (template, cell) is
+/// filled in and looked up by its text once per dataset.
+fn value_part(
+    checker: &Checker<'_>,
+    sidecar: &SidecarHed,
+    name: &str,
+    value: &str,
+    memo: &mut HashMap<String, Arc<Piece>>,
+    shared: Option<&SharedPieces>,
+    values: Option<&ValueParts>,
+) -> Option<Part> {
+    let Some(values) = values.filter(|_| !is_na(value)) else {
+        return column_part(checker, sidecar, name, value, memo, shared);
+    };
+    if let Some(piece) = values.get(value) {
+        return Some(Part {
+            missing: None,
+            piece,
+        });
+    }
+    let part = column_part(checker, sidecar, name, value, memo, shared)?;
+    // A value column's part has no missing-level issue: it is its piece alone.
+    if part.missing.is_none() {
+        values.put(value, &part.piece);
+    }
+    Some(part)
+}
+
 /// The part of column `name` for cell `value`; `None` when its text has curly braces (the
 /// row is then assembled in full).
 fn column_part(
@@ -695,9 +798,45 @@ fn column_part(
 #[derive(Default)]
 pub struct SharedPieces {
     map: Mutex<HashMap<String, Arc<Piece>>>,
+    /// Per value-column template, the part of each cell met so far: a table finds a cell's
+    /// piece by the cell alone, without filling the template in and hashing the result.
+    values: Mutex<HashMap<String, Arc<ValueParts>>>,
+}
+
+/// The parts of one value-column template, by cell (`None`: the filled text is blank).
+#[derive(Default)]
+struct ValueParts {
+    by_cell: Mutex<HashMap<Box<str>, Option<Arc<Piece>>>>,
+}
+
+impl ValueParts {
+    fn get(&self, cell: &str) -> Option<Option<Arc<Piece>>> {
+        self.by_cell.lock().ok().and_then(|m| m.get(cell).cloned())
+    }
+    fn put(&self, cell: &str, piece: &Option<Arc<Piece>>) {
+        if let Ok(mut m) = self.by_cell.lock() {
+            if m.len() < SHARED_LIMIT {
+                m.insert(cell.into(), piece.clone());
+            }
+        }
+    }
 }
 
 impl SharedPieces {
+    /// The cell map of a value-column template (one per template and dataset).
+    fn value_parts(&self, template: &str) -> Option<Arc<ValueParts>> {
+        let mut m = self.values.lock().ok()?;
+        if let Some(found) = m.get(template) {
+            return Some(found.clone());
+        }
+        if m.len() >= SHARED_LIMIT {
+            return None;
+        }
+        let parts = Arc::new(ValueParts::default());
+        m.insert(template.to_string(), parts.clone());
+        Some(parts)
+    }
+
     fn get(&self, text: &str) -> Option<Arc<Piece>> {
         self.map.lock().ok().and_then(|m| m.get(text).cloned())
     }
@@ -814,19 +953,16 @@ fn may_repeat(pieces: &[Arc<Piece>]) -> bool {
     if pieces.iter().filter(|p| !p.unique.is_empty()).count() > 1 {
         return true;
     }
-    // On the stack; a row with more keys than fit takes the full check.
-    let mut hashes = [0u64; 64];
-    let mut n = 0;
-    for h in pieces.iter().flat_map(|p| p.top_hashes.iter()) {
-        let Some(slot) = hashes.get_mut(n) else {
+    // On the stack; a row with more keys than fit takes the full check. Rows have a few
+    // keys, so each is compared with those before it (no sort).
+    let mut hashes = [0u64; 32];
+    for (n, &h) in pieces.iter().flat_map(|p| p.top_hashes.iter()).enumerate() {
+        if n == hashes.len() || hashes[..n].contains(&h) {
             return true;
-        };
-        *slot = *h;
-        n += 1;
+        }
+        hashes[n] = h;
     }
-    let hashes = &mut hashes[..n];
-    hashes.sort_unstable();
-    hashes.windows(2).any(|w| w[0] == w[1])
+    false
 }
 
 /// Repeats and unique tags across the pieces of one row; true when something was wrong.
@@ -1051,7 +1187,7 @@ pub fn assemble_rows(sidecar: &SidecarHed, header: &[String], rows: &[Vec<String
     rows.iter()
         .enumerate()
         .map(|(i, row)| {
-            let pieces = assemble(sidecar, &spliced, header, row, i + 2, &mut ignored);
+            let pieces = assemble(sidecar, spliced, header, row, i + 2, &mut ignored);
             ignored.clear();
             pieces.join(", ")
         })

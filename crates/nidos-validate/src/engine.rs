@@ -256,9 +256,7 @@ impl<'s> Engine<'s> {
 
         opts.config.apply(&mut issues);
         // The order compares every field, so an unstable sort gives the same result as
-        // a stable one, without a scratch copy of the issues; `normalize` then finds one
-        // sorted run in linear time.
-        issues.par_sort_unstable_by(Issue::sort_key_cmp);
+        // a stable one, without a scratch copy of the issues (`normalize`).
         normalize(&mut issues);
         self.fixes.mark(&mut issues);
         opts.lap(|| {

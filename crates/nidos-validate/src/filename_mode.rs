@@ -88,7 +88,6 @@ impl Engine<'_> {
         self.unknown_directories(ds, &layout, &mut issues);
         case_collisions(ds.files(), &mut issues);
         opts.config.apply(&mut issues);
-        issues.sort_unstable_by(Issue::sort_key_cmp);
         normalize(&mut issues);
         let mut report = Report {
             code_messages: self.code_messages(&issues),

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use nidos_schema::{Fix, FixOp, Schema};
 
-use crate::issue::Issue;
+use crate::issue::{Issue, Sym};
 
 /// The schema's fixes, looked up by the rule that raised an issue.
 #[derive(Clone, Debug, Default)]
@@ -82,10 +82,30 @@ impl FixIndex {
         if self.is_empty() {
             return;
         }
+        // Whether an issue is fixable follows from its rule, sub-code and code; sorted
+        // issues come in runs that share them, so the previous answer is tried first.
+        let mut last: Option<(Option<Sym>, Sym, Sym, bool)> = None;
         for issue in issues {
-            issue.fixable = self
-                .fix_for(issue)
-                .is_some_and(|f| !matches!(f.op, FixOp::Suggest));
+            let fixable = match &last {
+                Some((rule, sub, code, fixable))
+                    if *rule == issue.rule && *sub == issue.sub_code && *code == issue.code =>
+                {
+                    *fixable
+                }
+                _ => {
+                    let fixable = self
+                        .fix_for(issue)
+                        .is_some_and(|f| !matches!(f.op, FixOp::Suggest));
+                    last = Some((
+                        issue.rule.clone(),
+                        issue.sub_code.clone(),
+                        issue.code.clone(),
+                        fixable,
+                    ));
+                    fixable
+                }
+            };
+            issue.fixable = fixable;
         }
     }
 }

@@ -9,8 +9,6 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use std::fmt::Write as _;
-
 use foldhash::{HashMap, HashSet};
 use nidos_dataset::{Dataset, FileContext, FileEntry};
 use nidos_expr::Context;
@@ -22,21 +20,112 @@ use nidos_hed::{HedIssue, HedSchemas, SchemaSource};
 use crate::issue::{Issue, Severity, Sym};
 
 fn to_issue(h: &HedIssue, location: impl Into<Sym>, detail: &str) -> Issue {
-    let (code, severity) = if h.warning {
-        ("HED_WARNING", Severity::Warning)
-    } else {
-        ("HED_ERROR", Severity::Error)
+    to_issue_at(h, location, detail, None)
+}
+
+/// The issue of `h`; with a line, the message ends in ` (TSV line N)` after `detail`.
+fn to_issue_at(h: &HedIssue, location: impl Into<Sym>, detail: &str, line: Option<usize>) -> Issue {
+    Codes::default().issue(h, location.into(), detail, line)
+}
+
+/// The interned codes a table's HED issues use, looked up once per table instead of once
+/// per issue (a table may give thousands).
+#[derive(Default)]
+struct Codes {
+    warning: Option<Sym>,
+    error: Option<Sym>,
+    subs: Vec<(&'static str, Sym)>,
+}
+
+impl Codes {
+    fn code(&mut self, warning: bool) -> Sym {
+        let (slot, text) = if warning {
+            (&mut self.warning, "HED_WARNING")
+        } else {
+            (&mut self.error, "HED_ERROR")
+        };
+        slot.get_or_insert_with(|| Sym::intern(text)).clone()
+    }
+
+    fn sub(&mut self, code: &'static str) -> Sym {
+        if let Some((_, s)) = self.subs.iter().find(|(c, _)| *c == code) {
+            return s.clone();
+        }
+        let s = Sym::intern(code);
+        self.subs.push((code, s.clone()));
+        s
+    }
+
+    /// The issue of `h` (see [`to_issue_at`]).
+    fn issue(&mut self, h: &HedIssue, location: Sym, detail: &str, line: Option<usize>) -> Issue {
+        Issue {
+            code: self.code(h.warning),
+            sub_code: self.sub(h.code),
+            severity: if h.warning {
+                Severity::Warning
+            } else {
+                Severity::Error
+            },
+            location,
+            rule: None,
+            extra: Some(Box::new(crate::issue::IssueExtra {
+                issue_message: Some(message(h, detail, line).into_boxed_str()),
+                line,
+                affects: Vec::new(),
+            })),
+            fixable: false,
+            rank: 0,
+        }
+    }
+}
+
+/// `[CODE] message detail`, then ` (TSV line N)` with a line; in one allocation.
+fn message(h: &HedIssue, detail: &str, line: Option<usize>) -> String {
+    const LINE: &str = " (TSV line ";
+    // The exact length, so that boxing the text does not reallocate it.
+    let digits = |mut n: usize| {
+        let mut d = 1;
+        while n >= 10 {
+            n /= 10;
+            d += 1;
+        }
+        d
     };
-    // `[CODE] message detail`, built in one allocation (a table may give thousands).
-    let mut message = String::with_capacity(h.code.len() + h.message.len() + detail.len() + 3);
+    let mut message = String::with_capacity(
+        h.code.len()
+            + h.message.len()
+            + detail.len()
+            + 3
+            + line.map_or(0, |n| LINE.len() + digits(n) + 1),
+    );
     message.push('[');
     message.push_str(h.code);
     message.push_str("] ");
     message.push_str(&h.message);
     message.push_str(detail);
-    Issue::new(code, severity, location)
-        .sub(h.code)
-        .message(message)
+    if let Some(n) = line {
+        message.push_str(LINE);
+        push_decimal(&mut message, n);
+        message.push(')');
+    }
+    message
+}
+
+/// Appends `n` in decimal (what `write!(s, "{n}")` gives, without the formatter).
+fn push_decimal(s: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        s.push(char::from(d));
+    }
 }
 
 /// What checking a dataset's HED annotations needs, prepared before the per-file pass: the
@@ -216,19 +305,44 @@ fn check_table(
         },
         Some(&memo.pieces),
     );
-    let mut seen: HashSet<(Option<usize>, &'static str, &str)> = HashSet::default();
-    let mut detail = String::new();
+    let mut seen: HashSet<(Option<usize>, &'static str, &str)> =
+        HashSet::with_capacity_and_hasher(row_issues.len(), Default::default());
+    out.reserve(row_issues.len());
+    let mut codes = Codes::default();
     for ri in &row_issues {
         if !seen.insert((ri.line, ri.issue.code, ri.issue.message.as_str())) {
             continue;
         }
-        match ri.line {
-            Some(line) => {
-                detail.clear();
-                let _ = write!(detail, " (TSV line {line})");
-                out.push(to_issue(&ri.issue, location, &detail).line(line))
-            }
-            None => out.push(to_issue(&ri.issue, location, "")),
+        out.push(codes.issue(&ri.issue, location.clone(), "", ri.line));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The message and line of a row issue: as `format!` words them.
+    #[test]
+    fn row_issue_messages() {
+        let h = HedIssue::warning("SIDECAR_KEY_MISSING", "value \"1\" has none");
+        for line in [
+            None,
+            Some(0),
+            Some(2),
+            Some(10),
+            Some(934),
+            Some(usize::MAX),
+        ] {
+            let issue = to_issue_at(&h, "/e.tsv", "", line);
+            let want = match line {
+                Some(n) => format!("[SIDECAR_KEY_MISSING] value \"1\" has none (TSV line {n})"),
+                None => "[SIDECAR_KEY_MISSING] value \"1\" has none".to_string(),
+            };
+            assert_eq!(issue.issue_message(), Some(want.as_str()));
+            assert_eq!(issue.line_number(), line);
+            assert_eq!(issue.sub_code.as_str(), "SIDECAR_KEY_MISSING");
+            assert_eq!(issue.severity, Severity::Warning);
+            assert_eq!(issue.code.as_str(), "HED_WARNING");
         }
     }
 }

@@ -86,6 +86,11 @@ impl Sym {
         &self.0
     }
 
+    /// Whether both are the same shared copy (then their texts are equal).
+    pub(crate) fn same(&self, other: &Sym) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// Whether the text is empty.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -440,7 +445,269 @@ impl Issue {
 ///
 /// [`Issue::sort_key_cmp`] compares every field, so issues it finds equal are
 /// identical and an unstable sort (no scratch copy) is deterministic.
+///
+/// The sort works on precomputed keys: each issue's code, location and sub-code are
+/// replaced by their position among the distinct texts of the report, so most
+/// comparisons are two integer comparisons and only issues whose keys tie (same code,
+/// location, sub-code, line and severity) are compared field by field. The issues are
+/// then moved into that order in place.
 pub fn normalize(issues: &mut Vec<Issue>) {
-    issues.sort_unstable_by(Issue::sort_key_cmp);
+    match sort_keys(issues) {
+        Some(mut keys) => {
+            use rayon::slice::ParallelSliceMut;
+            let list: &[Issue] = issues;
+            let by_key = |a: &SortKey, b: &SortKey| {
+                (a.major, a.minor)
+                    .cmp(&(b.major, b.minor))
+                    .then_with(|| list[a.index as usize].sort_key_cmp(&list[b.index as usize]))
+            };
+            if keys.len() >= PARALLEL_SORT_MIN {
+                keys.par_sort_unstable_by(by_key);
+            } else {
+                keys.sort_unstable_by(by_key);
+            }
+            let mut order: Vec<u32> = keys.into_iter().map(|k| k.index).collect();
+            permute(issues, &mut order);
+        }
+        None => issues.sort_unstable_by(Issue::sort_key_cmp),
+    }
     issues.dedup();
+}
+
+/// Below this many issues the key sort runs on the calling thread.
+const PARALLEL_SORT_MIN: usize = 1 << 17;
+
+/// An issue's place in report order as two integers, and its index.
+///
+/// `major`: the code's rank among the report's distinct codes (high 24 bits), then the
+/// location's rank among its distinct locations (low 40 bits). `minor`: the sub-code's
+/// rank (high 24 bits), the line plus one or 0 for none (next 38 bits), the severity (low
+/// 2 bits). Equal keys mean these fields are equal; the remaining fields decide.
+#[derive(Clone, Copy)]
+struct SortKey {
+    major: u64,
+    minor: u64,
+    index: u32,
+}
+
+/// The ranks of a set of texts: each distinct text once, then numbered in text order.
+struct Ranks<'a> {
+    ids: FastMap<&'a str, u32>,
+    /// The previous issue's text and its id (issues of one file come in runs, so most
+    /// look-ups are a pointer comparison).
+    last: Option<(&'a Sym, u32)>,
+    texts: Vec<&'a str>,
+}
+
+impl<'a> Ranks<'a> {
+    fn new() -> Ranks<'a> {
+        Ranks {
+            ids: FastMap::default(),
+            last: None,
+            texts: Vec::new(),
+        }
+    }
+
+    /// A provisional id for `s` (its order of first appearance).
+    fn id(&mut self, s: &'a Sym) -> u32 {
+        if let Some((prev, id)) = self.last {
+            if Arc::ptr_eq(&prev.0, &s.0) {
+                return id;
+            }
+        }
+        let next = self.texts.len() as u32;
+        let id = *self.ids.entry(s.as_str()).or_insert(next);
+        if id == next {
+            self.texts.push(s.as_str());
+        }
+        self.last = Some((s, id));
+        id
+    }
+
+    /// Maps each provisional id to the text's rank in sorted order.
+    fn ranks(&self) -> Vec<u64> {
+        let mut order: Vec<u32> = (0..self.texts.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| self.texts[a as usize].cmp(self.texts[b as usize]));
+        let mut rank = vec![0u64; order.len()];
+        for (r, &id) in order.iter().enumerate() {
+            rank[id as usize] = r as u64;
+        }
+        rank
+    }
+}
+
+/// The sort keys of `issues`, or `None` when a field does not fit its bits (the caller
+/// then sorts with [`Issue::sort_key_cmp`] directly).
+///
+/// Ranking locations by text gives the order of [`Issue::sort_key_cmp`], which compares
+/// two ranked issues by rank instead: an issue is ranked only when its location is its
+/// file's path, and rank order is path order.
+fn sort_keys(issues: &[Issue]) -> Option<Vec<SortKey>> {
+    const SMALL: usize = 32;
+    if issues.len() < SMALL || u32::try_from(issues.len()).is_err() {
+        return None;
+    }
+    let mut codes = Ranks::new();
+    let mut locations = Ranks::new();
+    let mut subs = Ranks::new();
+    let ids: Vec<[u32; 3]> = issues
+        .iter()
+        .map(|i| {
+            [
+                codes.id(&i.code),
+                locations.id(&i.location),
+                subs.id(&i.sub_code),
+            ]
+        })
+        .collect();
+    if codes.texts.len() >= 1 << 24 || subs.texts.len() >= 1 << 24 {
+        return None;
+    }
+    let (code_rank, location_rank, sub_rank) = (codes.ranks(), locations.ranks(), subs.ranks());
+    let mut keys = Vec::with_capacity(issues.len());
+    for (index, (issue, [c, l, s])) in issues.iter().zip(ids).enumerate() {
+        let line = match issue.line_number() {
+            None => 0,
+            Some(n) => (n as u64).checked_add(1)?,
+        };
+        if line >= 1 << 38 {
+            return None;
+        }
+        let severity = match issue.severity {
+            Severity::Error => 0,
+            Severity::Warning => 1,
+            Severity::Ignore => 2,
+        };
+        keys.push(SortKey {
+            major: code_rank[c as usize] << 40 | location_rank[l as usize],
+            minor: sub_rank[s as usize] << 40 | line << 2 | severity,
+            index: index as u32,
+        });
+    }
+    Some(keys)
+}
+
+/// Reorders `items` so that position `k` holds the item that was at `order[k]`
+/// (`order` is a permutation of the indices; it is used up as scratch). In place: each
+/// cycle of the permutation is walked once with swaps.
+fn permute<T>(items: &mut [T], order: &mut [u32]) {
+    for start in 0..order.len() {
+        let mut cur = start;
+        loop {
+            let next = order[cur] as usize;
+            order[cur] = cur as u32;
+            if next == start || next == cur || next >= items.len() {
+                break;
+            }
+            items.swap(cur, next);
+            cur = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift), so the cases repeat run to run.
+    struct Gen(u64);
+
+    impl Gen {
+        fn next(&mut self, below: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % below as u64) as usize
+        }
+    }
+
+    /// Issues drawn from small pools of texts, so many share fields or are duplicates;
+    /// locations that are "files" carry their rank, some issues at a file do not.
+    fn issues(n: usize, seed: u64) -> Vec<Issue> {
+        let mut g = Gen(seed);
+        let codes = ["HED_WARNING", "A_CODE", "EMPTY_FILE", "Z", "HED_ERROR"];
+        let files: Vec<String> = (0..40).map(|i| format!("/sub-{i:02}/f.tsv")).collect();
+        let subs = ["", "value", "onset", "SIDECAR_KEY_MISSING"];
+        let severities = [Severity::Error, Severity::Warning, Severity::Ignore];
+        (0..n)
+            .map(|_| {
+                let f = g.next(files.len() + 2);
+                let location = match f {
+                    f if f < files.len() => files[f].clone(),
+                    f if f == files.len() => "/".to_string(),
+                    _ => "/dataset_description.json".to_string(),
+                };
+                let mut issue = Issue::new(
+                    codes[g.next(codes.len())],
+                    severities[g.next(severities.len())],
+                    location,
+                )
+                .sub(subs[g.next(subs.len())]);
+                if f < files.len() && g.next(4) > 0 {
+                    issue.rank = f as u32 + 1;
+                }
+                if g.next(2) == 0 {
+                    issue = issue.line(g.next(30));
+                }
+                match g.next(5) {
+                    0 => issue = issue.message(format!("m{}", g.next(3))),
+                    1 => issue = issue.rule(["rules.a", "rules.b"][g.next(2)]),
+                    2 => issue.extra_mut().affects = vec![format!("/x{}", g.next(2))],
+                    _ => {}
+                }
+                issue
+            })
+            .collect()
+    }
+
+    fn reference(mut list: Vec<Issue>) -> Vec<Issue> {
+        list.sort_by(Issue::sort_key_cmp);
+        list.dedup();
+        list
+    }
+
+    /// The keyed sort gives the comparison sort's sequence: below and above the size
+    /// where keys are used and where the sort goes parallel.
+    #[test]
+    fn keyed_sort_is_the_comparison_sort() {
+        for (n, seed) in [(0, 1), (5, 2), (31, 3), (32, 4), (500, 5), (20_000, 6)] {
+            let list = issues(n, seed);
+            let want = reference(list.clone());
+            let mut got = list;
+            normalize(&mut got);
+            assert_eq!(got.len(), want.len(), "{n} issues");
+            for (k, (a, b)) in got.iter().zip(&want).enumerate() {
+                assert!(a == b, "{n} issues, position {k}: {a:?} != {b:?}");
+            }
+        }
+    }
+
+    /// Every permutation of four items, and a long cycle, lands each item at its place.
+    #[test]
+    fn permute_applies_the_order() {
+        let mut orders: Vec<Vec<u32>> = Vec::new();
+        for a in 0..4u32 {
+            for b in 0..4u32 {
+                for c in 0..4u32 {
+                    for d in 0..4u32 {
+                        let o = vec![a, b, c, d];
+                        let mut s = o.clone();
+                        s.sort_unstable();
+                        s.dedup();
+                        if s.len() == 4 {
+                            orders.push(o);
+                        }
+                    }
+                }
+            }
+        }
+        orders.push((1..1000).chain([0]).collect());
+        for order in orders {
+            let items: Vec<u32> = (0..order.len() as u32).map(|i| i * 10).collect();
+            let want: Vec<u32> = order.iter().map(|&i| items[i as usize]).collect();
+            let mut got = items.clone();
+            permute(&mut got, &mut order.clone());
+            assert_eq!(got, want);
+        }
+    }
 }

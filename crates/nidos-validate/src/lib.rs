@@ -19,6 +19,7 @@ mod filenames;
 pub mod fixable;
 mod hed;
 pub mod issue;
+mod json_text;
 pub mod jsonschema;
 pub mod pinning;
 pub mod report;

@@ -76,8 +76,19 @@ fn fallback<'m>(
         return None;
     }
     messages
-        .get(&(issue.code.to_string(), issue.sub_code.to_string()))
+        .get(&CodePair(&issue.code, &issue.sub_code))
         .map(String::as_str)
+}
+
+/// A (code, sub-code) key borrowed from an issue, to look up a `(String, String)` key
+/// without building one. Hashes as the tuple of its texts, as the owned key does.
+#[derive(Hash)]
+struct CodePair<'a>(&'a str, &'a str);
+
+impl indexmap::Equivalent<(String, String)> for CodePair<'_> {
+    fn equivalent(&self, key: &(String, String)) -> bool {
+        self.0 == key.0 && self.1 == key.1
+    }
 }
 
 impl Report {
@@ -150,29 +161,26 @@ impl<'a> ReportJson<'a> {
         const CHUNK: usize = 4096;
         const WINDOW: usize = 8 * CHUNK;
         let messages = self.issues.field_messages;
-        let render = |chunk: &[Issue]| -> serde_json::Result<Vec<u8>> {
+        let render = |chunk: &[Issue]| -> Vec<u8> {
             let mut buf = Vec::with_capacity(chunk.len() * 192);
+            let mut recent = crate::json_text::Recent::default();
             for (i, issue) in chunk.iter().enumerate() {
                 if i > 0 {
                     buf.push(b',');
                 }
-                let view = IssueView {
-                    issue,
-                    fallback_message: fallback(messages, issue),
-                };
-                serde_json::to_writer(&mut buf, &view)?;
+                let fallback = fallback(messages, issue);
+                crate::json_text::push_issue_after(&mut buf, issue, fallback, &mut recent);
             }
-            Ok(buf)
+            buf
         };
         out.write_all(br#"{"issues":{"issues":["#)?;
         for (w, window) in self.issues.issues.chunks(WINDOW).enumerate() {
-            let parts: Vec<serde_json::Result<Vec<u8>>> =
-                window.par_chunks(CHUNK).map(render).collect();
+            let parts: Vec<Vec<u8>> = window.par_chunks(CHUNK).map(render).collect();
             for (i, part) in parts.into_iter().enumerate() {
                 if w > 0 || i > 0 {
                     out.write_all(b",")?;
                 }
-                out.write_all(&part?)?;
+                out.write_all(&part)?;
             }
         }
         out.write_all(br#"],"codeMessages":"#)?;
@@ -292,6 +300,12 @@ mod tests {
                 let mut ours = Vec::new();
                 view.write_compact(&mut ours).unwrap();
                 let theirs = serde_json::to_vec(&view).unwrap();
+                // The fallback message is found (the look-up by borrowed key hashes as
+                // the owned key).
+                if n > 2 {
+                    let text = String::from_utf8_lossy(&ours);
+                    assert!(text.contains(r#""issueMessage":"Field description: a \"tag\"\n""#));
+                }
                 assert!(
                     ours == theirs,
                     "{n} issues, derivatives: {with_derivatives}"

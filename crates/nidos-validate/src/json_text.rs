@@ -1,0 +1,303 @@
+//! Writing issues as compact JSON text directly into a byte buffer: the bytes
+//! `serde_json::to_writer` gives for [`IssueView`], without serde's per-field machinery.
+//! A report can hold hundreds of thousands of issues, so this is the report writer's
+//! inner loop.
+
+use crate::issue::{Issue, Severity, Sym};
+
+/// The JSON escape of a byte that needs one, as serde_json writes it: the short forms
+/// for `"`, `\`, backspace, form feed, newline, carriage return and tab, `\u00xx` (lower
+/// case hex) for the other control characters. Other bytes (including DEL and every
+/// byte of a multi-byte character) are written as they are.
+fn push_escape(out: &mut Vec<u8>, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        _ => out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(b >> 4)],
+            HEX[usize::from(b & 0xf)],
+        ]),
+    }
+}
+
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// The position of the first byte of `b` that needs an escape.
+///
+/// Eight bytes at a time: for a word `w`, `(w - 0x01…01 * n) & !w & 0x80…80` flags the
+/// bytes below `n` (bytes with the high bit set never count; a byte above a flagged one
+/// may be flagged too, where the subtraction borrowed), so the lowest flag of the three
+/// tests (below 0x20, equal to `"`, equal to `\`) is a byte that needs an escape.
+fn find_escape(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGH;
+    let mut chunks = b.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let flags = below(w, 0x20) | below(w ^ (ONES * 0x22), 1) | below(w ^ (ONES * 0x5c), 1);
+        if flags != 0 {
+            return Some(offset + (flags.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| needs_escape(c))
+        .map(|p| offset + p)
+}
+
+/// Appends `s` as a JSON string (quotes included), escaped as serde_json escapes it: the
+/// runs between escapes are copied whole.
+pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    out.reserve(b.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    while let Some(k) = b.get(start..).and_then(find_escape) {
+        let at = start + k;
+        out.extend_from_slice(b.get(start..at).unwrap_or_default());
+        push_escape(out, b[at]);
+        start = at + 1;
+    }
+    out.extend_from_slice(b.get(start..).unwrap_or_default());
+    out.push(b'"');
+}
+
+/// The JSON text of the shared texts (code, sub-code, location) the previous issue wrote,
+/// as ranges of the buffer: sorted issues come in runs that share them, so a text equal to
+/// the previous one (the same shared copy) is copied from the buffer instead of escaped
+/// again.
+#[derive(Default)]
+pub(crate) struct Recent<'a> {
+    last: [Option<(&'a Sym, std::ops::Range<usize>)>; 3],
+}
+
+impl<'a> Recent<'a> {
+    fn push(&mut self, out: &mut Vec<u8>, slot: usize, s: &'a Sym) {
+        if let Some(Some((prev, range))) = self.last.get(slot) {
+            if prev.same(s) {
+                let range = range.clone();
+                let start = out.len();
+                out.extend_from_within(range);
+                self.last[slot] = Some((s, start..out.len()));
+                return;
+            }
+        }
+        let start = out.len();
+        push_str(out, s);
+        if let Some(entry) = self.last.get_mut(slot) {
+            *entry = Some((s, start..out.len()));
+        }
+    }
+}
+
+/// Appends `n` in decimal.
+pub(crate) fn push_uint(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+/// Appends the issue as one compact JSON object, the bytes of
+/// `serde_json::to_writer(IssueView { issue, fallback_message })`.
+#[cfg(test)]
+pub(crate) fn push_issue(out: &mut Vec<u8>, issue: &Issue, fallback_message: Option<&str>) {
+    push_issue_after(out, issue, fallback_message, &mut Recent::default());
+}
+
+/// [`push_issue`], reusing the text of the previous issue's shared texts from `recent`
+/// (which must have been filled by writes into this same `out`).
+pub(crate) fn push_issue_after<'a>(
+    out: &mut Vec<u8>,
+    issue: &'a Issue,
+    fallback_message: Option<&str>,
+    recent: &mut Recent<'a>,
+) {
+    out.extend_from_slice(b"{\"code\":");
+    recent.push(out, 0, &issue.code);
+    out.extend_from_slice(b",\"subCode\":");
+    recent.push(out, 1, &issue.sub_code);
+    out.extend_from_slice(match issue.severity {
+        Severity::Error => b",\"severity\":\"error\",\"location\":",
+        Severity::Warning => b",\"severity\":\"warning\",\"location\":",
+        Severity::Ignore => b",\"severity\":\"ignore\",\"location\":",
+    });
+    recent.push(out, 2, &issue.location);
+    if let Some(m) = issue.issue_message().or(fallback_message) {
+        out.extend_from_slice(b",\"issueMessage\":");
+        push_str(out, m);
+    }
+    if let Some(rule) = &issue.rule {
+        out.extend_from_slice(b",\"rule\":");
+        push_str(out, rule);
+    }
+    if let Some(line) = issue.line_number() {
+        out.extend_from_slice(b",\"line\":");
+        push_uint(out, line as u64);
+    }
+    let affects = issue.affects();
+    if !affects.is_empty() {
+        out.extend_from_slice(b",\"affects\":[");
+        for (i, a) in affects.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            push_str(out, a);
+        }
+        out.push(b']');
+    }
+    if issue.fixable {
+        out.extend_from_slice(b",\"fixable\":true");
+    }
+    out.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::issue::IssueView;
+
+    fn serde_str(s: &str) -> Vec<u8> {
+        serde_json::to_vec(s).unwrap()
+    }
+
+    fn ours(s: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        push_str(&mut out, s);
+        out
+    }
+
+    /// Every ASCII character alone and at each position of a 20-byte text (both sides
+    /// of the 8-byte words), and multi-byte characters beside escapes.
+    #[test]
+    fn strings_escape_as_serde_json() {
+        let mut cases: Vec<String> = Vec::new();
+        for c in (0u8..0x80).map(char::from) {
+            cases.push(c.to_string());
+            for at in 0..20 {
+                let mut s: String = "abcdefghijklmnopqrst".into();
+                s.insert(at, c);
+                cases.push(s);
+            }
+        }
+        cases.extend(
+            [
+                "",
+                "é\"ü\\\u{1}€\n😀",
+                "\u{7f}\u{80}\u{ff}",
+                "[SIDECAR_KEY_MISSING] value \"11\" of column \"value\" (TSV line 934)",
+                "\"\"\"\"\"\"\"\"\"",
+                "\\\\\\\\\\\\\\\\x",
+            ]
+            .map(String::from),
+        );
+        for s in &cases {
+            assert_eq!(ours(s), serde_str(s), "{s:?}");
+        }
+    }
+
+    /// A run of issues sharing codes and locations (the same shared copies, and equal
+    /// texts in other copies), written into one buffer: serde's bytes for each.
+    #[test]
+    fn shared_texts_are_copied_right() {
+        let here = Sym::from("/sub-01/\"e\".tsv");
+        let other = Sym::from("/sub-01/\"e\".tsv");
+        let list = [
+            Issue::new("A", Severity::Error, &here).sub("x\ty"),
+            Issue::new("A", Severity::Error, &here).sub("x\ty").line(3),
+            Issue::new("A", Severity::Warning, &other).sub("x\ty"),
+            Issue::new("B", Severity::Warning, &other),
+            Issue::new("B", Severity::Warning, &here).message("m"),
+            Issue::new("A", Severity::Warning, &here).sub("z"),
+        ];
+        let mut got = Vec::new();
+        let mut recent = Recent::default();
+        let mut want = Vec::new();
+        for (i, issue) in list.iter().enumerate() {
+            if i > 0 {
+                got.push(b',');
+                want.push(b',');
+            }
+            push_issue_after(&mut got, issue, None, &mut recent);
+            want.extend(serde_json::to_vec(issue).unwrap());
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want)
+        );
+    }
+
+    #[test]
+    fn numbers_are_decimal() {
+        for n in [0u64, 7, 10, 99, 100, 12345, u32::MAX as u64, u64::MAX] {
+            let mut out = Vec::new();
+            push_uint(&mut out, n);
+            assert_eq!(out, n.to_string().into_bytes());
+        }
+    }
+
+    /// Each optional part present and absent, every severity, with and without a
+    /// fallback message.
+    #[test]
+    fn issues_write_as_serde_json() {
+        for severity in [Severity::Error, Severity::Warning, Severity::Ignore] {
+            for parts in 0..32u32 {
+                let mut issue = Issue::new("CODE_\"X\"", severity, "/sub-01/a\tb.tsv");
+                if parts & 1 != 0 {
+                    issue = issue.sub("col\\1");
+                }
+                if parts & 2 != 0 {
+                    issue = issue.message("line\none");
+                }
+                if parts & 4 != 0 {
+                    issue = issue.rule("rules.x.Y");
+                }
+                if parts & 8 != 0 {
+                    issue = issue.line(1234);
+                }
+                if parts & 16 != 0 {
+                    issue.extra_mut().affects = vec!["/a".into(), "/b\"c".into()];
+                    issue.fixable = true;
+                }
+                for fallback in [None, Some("Field description: \u{2}")] {
+                    let mut got = Vec::new();
+                    push_issue(&mut got, &issue, fallback);
+                    let view = IssueView {
+                        issue: &issue,
+                        fallback_message: fallback,
+                    };
+                    let want = serde_json::to_vec(&view).unwrap();
+                    assert_eq!(
+                        String::from_utf8_lossy(&got),
+                        String::from_utf8_lossy(&want)
+                    );
+                }
+            }
+        }
+    }
+}
