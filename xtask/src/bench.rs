@@ -7,6 +7,9 @@
 //!
 //! Measurements come from `/usr/bin/time -f` (wall, user, system, peak RSS of the child).
 //! Datasets are generated once per parameters under `$TMPDIR/nidos-bench/` and reused.
+//!
+//! `cargo xtask bench --realworld [--runs K]` measures the real-world corpus instead
+//! (see `bench_realworld.rs`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,11 +26,15 @@ const TIME: &str = "/usr/bin/time";
 
 const USAGE: &str =
     "usage: cargo xtask bench [--subjects N[,N…]] [--runs K] [--no-reference] [--no-write]
+       cargo xtask bench --realworld [--runs K] [--no-reference] [--no-write]
 
   --subjects N[,N…]  synthetic dataset sizes (subjects; 1000 ≈ 32k files), default 1000
   --runs K           measured runs per configuration after one warm-up, default 3
   --no-reference     do not run bids-validator-deno even when it is on PATH
   --no-write         print the table only; leave docs/performance.md unchanged
+  --realworld        the real-world corpus (../shared/conformance/realworld) instead of
+                     the synthetic datasets: per-dataset medians beside the reference,
+                     the total ratio, the phase profile of the lowest ratio
 
 Runs `nidos validate DIR --format text|json -o /dev/null` for both brands under
 /usr/bin/time (wall, user+sys, peak RSS). Set NIDOS_TIMING=1 on a single `nidos validate`
@@ -35,6 +42,7 @@ run for per-phase durations and RSS.";
 
 struct Settings {
     help: bool,
+    realworld: bool,
     subjects: Vec<u32>,
     runs: u32,
     reference: bool,
@@ -44,6 +52,7 @@ struct Settings {
 fn parse_args(args: &[String]) -> Result<Settings> {
     let mut s = Settings {
         help: false,
+        realworld: false,
         subjects: vec![1000],
         runs: 3,
         reference: true,
@@ -69,10 +78,11 @@ fn parse_args(args: &[String]) -> Result<Settings> {
             }
             "--no-reference" => s.reference = false,
             "--no-write" => s.write = false,
+            "--realworld" => s.realworld = true,
             "--help" | "-h" => s.help = true,
             other => bail!(
                 "unknown bench option {other}; usage: cargo xtask bench [--subjects N[,N…]] \
-                 [--runs K] [--no-reference] [--no-write]"
+                 [--runs K] [--no-reference] [--no-write] [--realworld]"
             ),
         }
     }
@@ -188,7 +198,7 @@ pub(crate) fn dataset(brand: &str, subjects: u32) -> Result<(PathBuf, usize)> {
     Ok((dir, n))
 }
 
-fn which(name: &str) -> Option<PathBuf> {
+pub(crate) fn which(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|p| p.join(name))
@@ -283,6 +293,9 @@ pub fn run(args: &[String]) -> Result<()> {
     if settings.help {
         println!("{USAGE}");
         return Ok(());
+    }
+    if settings.realworld {
+        return crate::bench_realworld::run(settings.runs, settings.reference, settings.write);
     }
     if !shared().join("bench/make_dataset.py").is_file() {
         println!(
