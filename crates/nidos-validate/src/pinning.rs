@@ -145,23 +145,56 @@ pub fn explain_later_versions(
             .find(|l| compare_versions(l, v) != std::cmp::Ordering::Less)
     };
     // Issue index → the later versions that may judge it differently.
-    let mut open: Vec<(usize, HashSet<&str>)> = report
-        .issues
-        .iter()
-        .enumerate()
-        .filter_map(|(n, i)| {
-            let sections = sections_of(&i.code)?;
-            let versions: HashSet<&str> = match &changes {
-                None => later.iter().copied().collect(),
-                Some(c) => c
-                    .versions_affecting(&current.version, sections, &i.code, &subject_of(i))
-                    .into_iter()
-                    .filter_map(supported_from)
-                    .collect(),
-            };
-            (!versions.is_empty()).then_some((n, versions))
-        })
-        .collect();
+    // The versions are the union of those of each word of the subject, and issues share
+    // most words (`sub`, `func`, `events`…): each (code, word) is asked once.
+    let mut by_word: HashMap<(&str, bool, &str), Vec<&str>> = HashMap::new();
+    let mut open: Vec<(usize, HashSet<&str>)> = Vec::new();
+    for (n, i) in report.issues.iter().enumerate() {
+        let Some(sections) = sections_of(&i.code) else {
+            continue;
+        };
+        let versions: HashSet<&str> = match &changes {
+            None => later.iter().copied().collect(),
+            Some(c) => {
+                let subject = subject_of(i);
+                // The empty word stands for the code alone (checks that raise it).
+                let words =
+                    std::iter::once((false, "")).chain(subject.names.iter().map(|w| (false, *w)));
+                let words = words.chain(subject.extension.iter().map(|w| (true, *w)));
+                let mut versions = HashSet::new();
+                for (extension, word) in words {
+                    let found = by_word
+                        .entry((i.code.as_ref(), extension, word))
+                        .or_insert_with(|| {
+                            let one: HashSet<&str> = HashSet::from([word])
+                                .into_iter()
+                                .filter(|w| !w.is_empty())
+                                .collect();
+                            let alone = if extension {
+                                Subject {
+                                    names: HashSet::new(),
+                                    extension: one,
+                                }
+                            } else {
+                                Subject {
+                                    names: one,
+                                    extension: HashSet::new(),
+                                }
+                            };
+                            c.versions_affecting(&current.version, sections, &i.code, &alone)
+                                .into_iter()
+                                .filter_map(supported_from)
+                                .collect()
+                        });
+                    versions.extend(found.iter().copied());
+                }
+                versions
+            }
+        };
+        if !versions.is_empty() {
+            open.push((n, versions));
+        }
+    }
     if open.is_empty() {
         return 0;
     }
