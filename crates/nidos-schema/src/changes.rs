@@ -142,7 +142,7 @@ pub fn bundled_changes(brand: Option<&str>) -> Result<Changes, SchemaErrors> {
             let (raw, _) = crate::yaml::load_tree_raw(&dir)?;
             Changes::of_tree(&crate::yaml::resolve_refs(raw)?, brand)
         }
-        None => crate::embedded::changes(brand),
+        None => crate::embedded_changes(brand),
     }
 }
 

@@ -76,15 +76,6 @@ fn resolved(d: &'static Doc) -> Result<&'static Value, SchemaErrors> {
         .map_err(Clone::clone)
 }
 
-/// Loads the embedded tree with `opts` (version, brand): its precompiled form when one
-/// was provided (see [`crate::precompiled`]), else built from the tree.
-pub(crate) fn load(opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
-    match crate::precompiled::find(opts) {
-        Some(s) => Ok(s),
-        None => build(opts),
-    }
-}
-
 /// Builds the embedded tree with `opts`: pins, serves the brand, parses.
 pub(crate) fn build(opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
     let d = doc()?;
@@ -95,30 +86,15 @@ pub(crate) fn build(opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
 }
 
 /// The annotated entries of the embedded tree serving `brand` (see [`crate::Changes`]).
-/// Precompiled when provided (see [`crate::precompiled`]).
-pub(crate) fn changes(brand: Option<&str>) -> Result<crate::Changes, SchemaErrors> {
-    match crate::precompiled::find_changes(brand) {
-        Some(c) => Ok(c),
-        None => build_changes(brand),
-    }
-}
-
-/// [`changes`] gathered from the tree.
+/// The annotated entries of the embedded tree serving `brand`, gathered from the tree
+/// (see [`crate::Changes`]).
 pub(crate) fn build_changes(brand: Option<&str>) -> Result<crate::Changes, SchemaErrors> {
     let tree = resolved(doc()?)?;
     crate::Changes::of_tree(tree, brand)
 }
 
 /// The brand table and supported versions of the embedded tree, without loading it.
-/// Precompiled when provided (see [`crate::precompiled`]).
-pub(crate) fn index() -> Result<(Option<Brands>, Vec<String>), SchemaErrors> {
-    match crate::precompiled::find_index() {
-        Some(i) => Ok(i),
-        None => build_index(),
-    }
-}
-
-/// [`index`] read from the tree.
+/// The brand table and supported versions of the embedded tree, read from the tree.
 pub(crate) fn build_index() -> Result<(Option<Brands>, Vec<String>), SchemaErrors> {
     let d = doc()?;
     let brands = match d.parts.get("meta").and_then(Value::as_object) {

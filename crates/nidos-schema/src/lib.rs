@@ -189,7 +189,34 @@ pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Schema, SchemaE
 pub fn load_bundled(opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
     match version::bundled_override() {
         Some(dir) => load_path_with(&dir, opts),
-        None => embedded::load(opts),
+        None => embedded_load(opts),
+    }
+}
+
+/// The embedded rules with `opts`: their precompiled form when one was provided (see
+/// [`precompiled`]), else built from the tree. Here, above both modules, so that neither
+/// imports the other's way.
+pub(crate) fn embedded_load(opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
+    match precompiled::find(opts) {
+        Some(s) => Ok(s),
+        None => embedded::build(opts),
+    }
+}
+
+/// The changes of the embedded rules serving `brand`, precompiled when provided.
+pub(crate) fn embedded_changes(brand: Option<&str>) -> Result<Changes, SchemaErrors> {
+    match precompiled::find_changes(brand) {
+        Some(c) => Ok(c),
+        None => embedded::build_changes(brand),
+    }
+}
+
+/// The brand table and supported versions of the embedded rules, precompiled when
+/// provided.
+pub(crate) fn embedded_index() -> Result<(Option<Brands>, Vec<String>), SchemaErrors> {
+    match precompiled::find_index() {
+        Some(i) => Ok(i),
+        None => embedded::build_index(),
     }
 }
 

@@ -77,7 +77,7 @@ pub fn build_embedded(brand: Option<&str>, version: Option<&str>) -> Result<Sche
 /// The brand names and versions of the embedded tree, each pair a build script should
 /// precompile.
 pub fn embedded_pairs() -> Result<Vec<(String, String)>, SchemaErrors> {
-    let (brands, versions) = crate::embedded::index()?;
+    let (brands, versions) = crate::embedded::build_index()?;
     let names: Vec<String> = match brands {
         Some(b) => b.list.iter().map(|b| b.name.clone()).collect(),
         None => Vec::new(),

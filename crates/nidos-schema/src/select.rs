@@ -159,7 +159,7 @@ pub fn load_for_description(
 pub fn published_schema_template(dataset: Option<&Path>) -> Result<Option<String>, SchemaErrors> {
     let brands = match bundled_override() {
         Some(dir) => tree_index(&dir)?.0,
-        None => crate::embedded::index()?.0,
+        None => crate::embedded_index()?.0,
     };
     let Some(brands) = brands else {
         return Ok(None);
@@ -176,7 +176,7 @@ fn embedded_for_dataset(
     description: Option<&Value>,
     requested: Option<&str>,
 ) -> Result<ForDataset, SchemaErrors> {
-    let (brands, supported) = crate::embedded::index()?;
+    let (brands, supported) = crate::embedded_index()?;
     let brands = brands.ok_or_else(|| {
         SchemaErrors::single(SchemaError::new(
             ErrorKind::Structure,
@@ -193,7 +193,7 @@ fn embedded_for_dataset(
         ..LoadOptions::default()
     };
     Ok(ForDataset {
-        schema: crate::embedded::load(&opts)?,
+        schema: crate::embedded_load(&opts)?,
         choice,
         warnings: warning.into_iter().collect(),
     })
