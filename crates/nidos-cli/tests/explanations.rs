@@ -24,6 +24,11 @@ const NOT_CODES: &[&str] = &[
     "NIDOS_CACHE_DIR",
     "NOT_A_CODE",
     "NO_COLOR",
+    // A made-up code in the report sort's tests.
+    "A_CODE",
+    // A HED error code, reported as the sub-code of `HED_WARNING` (unit tests of hed.rs
+    // and the sort use it).
+    "SIDECAR_KEY_MISSING",
 ];
 
 /// Code → the schema's message for it, over checks, errors and field issues.
