@@ -70,27 +70,12 @@ impl Changes {
         Ok(Changes::from(list))
     }
 
-    /// Whether some entry that exists at one of the versions after `after` (up to the
-    /// newest) and not at `after`, or the reverse, lies under one of `sections` (dotted
-    /// prefixes) and mentions one of `subject.names`, or defines an extension and
-    /// mentions one of `subject.extension`; or lies under `rules.checks` and mentions
-    /// `code`. When none does, no later version can judge differently an issue of code
-    /// `code` about `subject`.
-    pub fn may_affect(
-        &self,
-        after: &str,
-        sections: &[&str],
-        code: &str,
-        subject: &Subject<'_>,
-    ) -> bool {
-        !self
-            .versions_affecting(after, sections, code, subject)
-            .is_empty()
-    }
-
-    /// The versions after `after` at which an entry that [`Changes::may_affect`] looks
-    /// for appears or goes away: the only versions at which an issue of code `code`
-    /// about `subject` can first be judged differently.
+    /// The versions after `after` (up to the newest) at which an entry appears or goes
+    /// away that lies under one of `sections` (dotted prefixes) and mentions one of
+    /// `subject.names`, or defines an extension and mentions one of `subject.extension`,
+    /// or lies under `rules.checks` and mentions `code`: the only versions at which an
+    /// issue of code `code` about `subject` can first be judged differently. Empty when
+    /// no later version can judge it differently.
     pub fn versions_affecting(
         &self,
         after: &str,
@@ -213,6 +198,11 @@ fn words(text: &str, names: &mut BTreeSet<String>) {
 mod tests {
     use super::*;
 
+    /// Whether some later version can judge the issue differently.
+    fn affects(c: &Changes, after: &str, sections: &[&str], code: &str, s: &Subject<'_>) -> bool {
+        !c.versions_affecting(after, sections, code, s).is_empty()
+    }
+
     #[test]
     fn an_entry_added_later_affects_the_issues_that_name_it() {
         let tree: Value = serde_json::json!({
@@ -230,20 +220,58 @@ mod tests {
             extension: HashSet::new(),
         };
         let files = ["objects.files", "rules.files"];
-        assert!(c.may_affect("1.8.0", &files, "NOT_INCLUDED", &subject(&["CITATION"])));
-        assert!(!c.may_affect("1.9.0", &files, "NOT_INCLUDED", &subject(&["CITATION"])));
-        assert!(!c.may_affect("1.8.0", &files, "NOT_INCLUDED", &subject(&["README"])));
+        let cite = c.versions_affecting("1.8.0", &files, "NOT_INCLUDED", &subject(&["CITATION"]));
+        assert_eq!(cite.into_iter().collect::<Vec<_>>(), ["1.9.0"]);
+        assert!(affects(
+            &c,
+            "1.8.0",
+            &files,
+            "NOT_INCLUDED",
+            &subject(&["CITATION"])
+        ));
+        assert!(!affects(
+            &c,
+            "1.9.0",
+            &files,
+            "NOT_INCLUDED",
+            &subject(&["CITATION"])
+        ));
+        assert!(!affects(
+            &c,
+            "1.8.0",
+            &files,
+            "NOT_INCLUDED",
+            &subject(&["README"])
+        ));
         let cols = ["objects.columns"];
-        assert!(c.may_affect("1.9.0", &cols, "X", &subject(&["old_col"])));
-        assert!(!c.may_affect("1.10.0", &cols, "X", &subject(&["old_col"])));
-        assert!(!c.may_affect("1.8.0", &cols, "X", &subject(&["cash_demean"])));
-        assert!(c.may_affect("1.8.0", &[], "TSV_VALUE_INCORRECT_TYPE", &subject(&[])));
-        assert!(!c.may_affect("1.11.0", &[], "TSV_VALUE_INCORRECT_TYPE", &subject(&[])));
+        assert!(affects(&c, "1.9.0", &cols, "X", &subject(&["old_col"])));
+        assert!(!affects(&c, "1.10.0", &cols, "X", &subject(&["old_col"])));
+        assert!(!affects(
+            &c,
+            "1.8.0",
+            &cols,
+            "X",
+            &subject(&["cash_demean"])
+        ));
+        assert!(affects(
+            &c,
+            "1.8.0",
+            &[],
+            "TSV_VALUE_INCORRECT_TYPE",
+            &subject(&[])
+        ));
+        assert!(!affects(
+            &c,
+            "1.11.0",
+            &[],
+            "TSV_VALUE_INCORRECT_TYPE",
+            &subject(&[])
+        ));
         // An extension's words count against the extensions' definitions only.
         let cff = Subject {
             names: HashSet::new(),
             extension: ["cff"].into_iter().collect(),
         };
-        assert!(!c.may_affect("1.8.0", &files, "NOT_INCLUDED", &cff));
+        assert!(!affects(&c, "1.8.0", &files, "NOT_INCLUDED", &cff));
     }
 }

@@ -111,19 +111,9 @@ fn message(h: &HedIssue, detail: &str, line: Option<usize>) -> String {
     message
 }
 
-/// Appends `n` in decimal (what `write!(s, "{n}")` gives, without the formatter).
-fn push_decimal(s: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[i..] {
+/// Appends `n` in decimal (see [`crate::json_text::decimal`]).
+fn push_decimal(s: &mut String, n: usize) {
+    for &d in crate::json_text::decimal(n as u64, &mut [0u8; 20]) {
         s.push(char::from(d));
     }
 }

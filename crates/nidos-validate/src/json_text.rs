@@ -108,19 +108,24 @@ impl<'a> Recent<'a> {
     }
 }
 
-/// Appends `n` in decimal.
-pub(crate) fn push_uint(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
+/// The decimal digits of `n`, written into the end of `buf` (what `write!` gives, without
+/// the formatter).
+pub(crate) fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
     loop {
         i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
+        buf[i] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    out.extend_from_slice(&digits[i..]);
+    &buf[i..]
+}
+
+/// Appends `n` in decimal.
+pub(crate) fn push_uint(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(decimal(n, &mut [0u8; 20]));
 }
 
 /// Appends the issue as one compact JSON object, the bytes of

@@ -166,10 +166,8 @@ pub fn explain_later_versions(
                     let found = by_word
                         .entry((i.code.as_ref(), extension, word))
                         .or_insert_with(|| {
-                            let one: HashSet<&str> = HashSet::from([word])
-                                .into_iter()
-                                .filter(|w| !w.is_empty())
-                                .collect();
+                            let one: HashSet<&str> =
+                                (!word.is_empty()).then_some(word).into_iter().collect();
                             let alone = if extension {
                                 Subject {
                                     names: HashSet::new(),
