@@ -1,6 +1,5 @@
 //! `nidos validate DIR`: applies the schema's rules and prints a report.
 
-use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -157,6 +156,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         dataset_types: args.dataset_types.clone(),
         hed_schema_dirs: args.hed_schema_dir.clone(),
         only_under: None,
+        only_kinds: None,
         skip_hed: args.no_hed,
         phases: None,
     };
@@ -463,12 +463,14 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
     let load = |v: &str| Schema::bundled_for(Some(&brand), Some(v)).ok();
     let changes = || nidos_schema::bundled_changes(Some(&brand)).ok();
     // Only the issues of `VERSIONED_CODES` are compared, never HED's: the later versions'
-    // runs leave HED unchecked, and validate only the files under those issues' folders.
-    let validate = |s: &Schema, folders: &HashSet<String>| {
+    // runs leave HED unchecked, and validate only the files where those issues can arise,
+    // with only the kinds of rules that decide them.
+    let validate = |s: &Schema, recheck: &nidos_validate::pinning::Recheck| {
         let quiet = Options {
             progress: None,
             skip_hed: true,
-            only_under: Some(std::sync::Arc::new(folders.clone())),
+            only_under: Some(std::sync::Arc::new(recheck.scope.clone())),
+            only_kinds: Some(std::sync::Arc::new(recheck.kinds.clone())),
             ..opts.clone()
         };
         Engine::new(s).validate(dir, &quiet).ok()

@@ -44,6 +44,12 @@ pub struct Options {
     /// checks still run. `None`: every file. For re-checking some issues under other
     /// rules (see [`crate::pinning`]).
     pub only_under: Option<std::sync::Arc<HashSet<String>>>,
+    /// Apply only the selector rules of these kinds (each a [`nidos_schema::RuleKind`]
+    /// name: `checks`, `sidecars`, `json`, `tabular_data`); `None`: every kind. File
+    /// names and the dataset-level checks are checked in any case; with a set, the issues
+    /// of reading a file's own content and of sidecar overrides are not gathered. For
+    /// re-checking some issues under other rules (see [`crate::pinning`]).
+    pub only_kinds: Option<std::sync::Arc<HashSet<&'static str>>>,
     /// Leave HED annotations unchecked (`--no-hed`).
     pub skip_hed: bool,
     /// Told where the phases of a run end (a profiling aid: the CLI's `NIDOS_TIMING`).
@@ -221,6 +227,7 @@ impl<'s> Engine<'s> {
                             out: &mut scratch,
                             used: &mut used,
                             hed,
+                            kinds: opts.only_kinds.as_deref(),
                         };
                         self.validate_file(ds, (i, f), run);
                         if let Some(p) = progress {
@@ -296,7 +303,9 @@ impl<'s> Engine<'s> {
             out,
             used,
             hed,
+            kinds,
         } = run;
+        let applies = |kind: &str| kinds.is_none_or(|k| k.contains(kind));
         let (idx, file) = file;
         let schema = self.schema;
         let location = Sym::from(file.path.as_str());
@@ -331,14 +340,19 @@ impl<'s> Engine<'s> {
         };
         let keys = view.index_keys();
         let mut candidates = Vec::new();
-        self.check_index.candidates(&keys, &mut candidates);
+        if applies("checks") {
+            self.check_index.candidates(&keys, &mut candidates);
+        }
         for &i in &candidates {
             let rule = &schema.checks[i];
             if selectors.all(self.check_index.selectors(i), &view) {
                 apply::apply_check(rule, &view, &facts, out);
             }
         }
-        self.sidecar_index.candidates(&keys, &mut candidates);
+        candidates.clear();
+        if applies("sidecars") {
+            self.sidecar_index.candidates(&keys, &mut candidates);
+        }
         for &i in &candidates {
             let rule = &schema.sidecar_rules[i];
             if selectors.all(self.sidecar_index.selectors(i), &view) {
@@ -346,7 +360,10 @@ impl<'s> Engine<'s> {
                 apply::apply_fields(&self.prepared, rule, true, &view, &facts, seen, out);
             }
         }
-        self.json_index.candidates(&keys, &mut candidates);
+        candidates.clear();
+        if applies("json") {
+            self.json_index.candidates(&keys, &mut candidates);
+        }
         for &i in &candidates {
             let rule = &schema.json_rules[i];
             if selectors.all(self.json_index.selectors(i), &view) {
@@ -355,7 +372,10 @@ impl<'s> Engine<'s> {
             }
         }
         let mut table_cache: Option<(Vec<String>, Value)> = None;
-        self.tabular_index.candidates(&keys, &mut candidates);
+        candidates.clear();
+        if applies("tabular_data") {
+            self.tabular_index.candidates(&keys, &mut candidates);
+        }
         for &i in &candidates {
             let rule = &schema.tabular_rules[i];
             if !selectors.all(self.tabular_index.selectors(i), &view) {
@@ -377,18 +397,20 @@ impl<'s> Engine<'s> {
             let rule = (rule, self.prepared.column_plans[i].as_slice());
             apply::apply_tabular(&self.prepared, rule, &view, &facts, &table, out);
         }
-        for o in ctx.sidecar_overrides() {
-            out.push(
-                Issue::new("SIDECAR_FIELD_OVERRIDE", Severity::Warning, o.deep.as_str())
-                    .sub(o.key.as_str())
-                    .message(format!(
-                        "Sidecar key defined in {} overrides the value set in {}",
-                        o.deep, o.shallow
-                    )),
-            );
+        if kinds.is_none() {
+            for o in ctx.sidecar_overrides() {
+                out.push(
+                    Issue::new("SIDECAR_FIELD_OVERRIDE", Severity::Warning, o.deep.as_str())
+                        .sub(o.key.as_str())
+                        .message(format!(
+                            "Sidecar key defined in {} overrides the value set in {}",
+                            o.deep, o.shallow
+                        )),
+                );
+            }
+            ctx.load_own();
+            out.extend(ctx.load_issues().iter().map(convert_dataset_issue));
         }
-        ctx.load_own();
-        out.extend(ctx.load_issues().iter().map(convert_dataset_issue));
         for f in &ctx.sidecar_merge().files {
             insert_new(used, f);
         }
@@ -474,6 +496,8 @@ struct PerFile<'r, 'm> {
     used: &'r mut FastSet<String>,
     /// The dataset's HED run, when it has one: a table's HED is checked while it is loaded.
     hed: Option<&'r crate::hed::HedRun>,
+    /// The rule kinds to apply (`None`: all; see [`Options::only_kinds`]).
+    kinds: Option<&'r HashSet<&'static str>>,
 }
 
 #[cfg(test)]

@@ -100,6 +100,18 @@ fn key(i: &Issue) -> (String, String, String) {
     )
 }
 
+/// What a later version's run must cover to judge the issues still in question.
+#[derive(Debug, Default)]
+pub struct Recheck {
+    /// The files and folders whose files can raise them (see [`scope_of`]; for
+    /// `Options::only_under`).
+    pub scope: HashSet<String>,
+    /// The kinds of selector rules that decide their codes (names of
+    /// [`nidos_schema::RuleKind`]s, from the `rules.*` parts in [`VERSIONED_CODES`]; for
+    /// `Options::only_kinds`). The other kinds need not be applied.
+    pub kinds: HashSet<&'static str>,
+}
+
 /// What the dataset says about itself, for the advice.
 pub struct Declared<'a> {
     /// The version the dataset declares (as written).
@@ -111,8 +123,8 @@ pub struct Declared<'a> {
 /// Annotates the issues of `report` that a later version would not raise. `later` lists
 /// the supported versions after the one used, oldest first; `load` gives the rules of
 /// one of them (None: it could not) and `validate` validates the same dataset with them;
-/// it is given the scope of the issues in question (see [`scope_of`]), and may validate
-/// only the files there (the dataset-level checks must still run).
+/// it is given what the issues in question need ([`Recheck`]), and may validate only the
+/// files there with only those kinds of rules (the dataset-level checks must still run).
 /// `changes` (computed only when some issue has such a code: the annotated entries of
 /// the rules the versions come from, when known) tells, for each issue, the versions at
 /// which an entry about its subject, in the parts of the rules that decide it, appears
@@ -131,7 +143,7 @@ pub fn explain_later_versions(
     later: &[&str],
     changes: &dyn Fn() -> Option<Changes>,
     load: &dyn Fn(&str) -> Option<Schema>,
-    validate: &dyn Fn(&Schema, &HashSet<String>) -> Option<Report>,
+    validate: &dyn Fn(&Schema, &Recheck) -> Option<Report>,
 ) -> usize {
     if !report.issues.iter().any(|i| sections_of(&i.code).is_some()) {
         return 0;
@@ -196,10 +208,20 @@ pub fn explain_later_versions(
     if open.is_empty() {
         return 0;
     }
-    let folders: HashSet<String> = open
-        .iter()
-        .map(|(n, _)| scope_of(&report.issues[*n]))
-        .collect();
+    let recheck = Recheck {
+        scope: open
+            .iter()
+            .map(|(n, _)| scope_of(&report.issues[*n]))
+            .collect(),
+        kinds: open
+            .iter()
+            .filter_map(|(n, _)| sections_of(&report.issues[*n].code))
+            .flatten()
+            .filter_map(|s| s.strip_prefix("rules."))
+            .filter_map(|node| nidos_schema::rule_kind(node))
+            .map(|k| k.name)
+            .collect(),
+    };
     let mut loaded: HashMap<&str, Schema> = HashMap::new();
     // Issue index → the first version without it.
     let mut since: HashMap<usize, &str> = HashMap::new();
@@ -224,7 +246,7 @@ pub fn explain_later_versions(
         let Some(schema) = load(version) else {
             continue;
         };
-        let Some(r) = validate(&schema, &folders) else {
+        let Some(r) = validate(&schema, &recheck) else {
             continue;
         };
         loaded.insert(version, schema);
@@ -281,13 +303,26 @@ pub fn explain_later_versions(
     count
 }
 
-/// Where the files that can raise `issue` are: a name issue (`NOT_INCLUDED`) only by the
-/// file it names, so its own path; any other by a file at or below the folder of its
-/// location (the file itself, a data file that inherits a sidecar or table there, or one
-/// associated with it), so that folder with a trailing `/`.
+/// Versioned codes that only the check of the file they are located at raises: its name
+/// (`NOT_INCLUDED`) or its own table's columns (the tabular rules apply to the table
+/// file itself).
+const RAISED_BY_OWN_FILE: &[&str] = &[
+    "NOT_INCLUDED",
+    "TSV_VALUE_INCORRECT_TYPE",
+    "TSV_ADDITIONAL_COLUMNS_UNDEFINED",
+    "TSV_ADDITIONAL_COLUMNS_MUST_DEFINE",
+];
+
+/// Where the files that can raise `issue` are: a name or table issue at a file
+/// ([`RAISED_BY_OWN_FILE`]) only by that file, so its own path; any other by a file at or
+/// below the folder of its location (the file itself, a data file that inherits a
+/// sidecar there, or one associated with it), so that folder with a trailing `/`.
 fn scope_of(issue: &Issue) -> String {
     let at = issue.location.as_ref();
-    if issue.code == "NOT_INCLUDED" && !at.ends_with('/') && at.starts_with('/') {
+    if RAISED_BY_OWN_FILE.contains(&issue.code.as_ref())
+        && !at.ends_with('/')
+        && at.starts_with('/')
+    {
         return at.to_owned();
     }
     let at = at.trim_end_matches('/');
@@ -312,12 +347,11 @@ fn new_datatype(location: &str, current: &Schema, later: &Schema) -> Option<Stri
 
 #[cfg(test)]
 mod tests {
-    use super::{explain_later_versions, scope_of, subject_of, Declared};
+    use super::{explain_later_versions, scope_of, subject_of, Declared, Recheck};
     use crate::issue::{Issue, Severity};
     use crate::report::Report;
     use nidos_schema::{compare_versions, Changes, Schema};
     use std::cell::RefCell;
-    use std::collections::HashSet;
 
     /// Which later versions are loaded, and what each issue is annotated with, for a
     /// rule tree whose `objects.files` entries appear at the given versions, and files
@@ -350,7 +384,7 @@ mod tests {
             loads.borrow_mut().push(v.to_owned());
             Some(at(v))
         };
-        let validate = |s: &Schema, _: &HashSet<String>| {
+        let validate = |s: &Schema, _: &Recheck| {
             let issues = files
                 .iter()
                 .filter(|(_, gone)| {
@@ -430,10 +464,71 @@ mod tests {
         assert!(loads.is_empty());
     }
 
+    /// The kinds of selector rules a later version's run applies: those that decide the
+    /// codes of the issues in question (file names are always checked).
     #[test]
-    fn a_name_issue_is_rechecked_on_its_file_and_others_on_their_folder() {
+    fn a_recheck_applies_only_the_rule_kinds_that_decide_its_issues() {
+        let cases: &[(&[&str], &[&str])] = &[
+            (&["NOT_INCLUDED"], &[]),
+            (&["TSV_ADDITIONAL_COLUMNS_UNDEFINED"], &["tabular_data"]),
+            (&["JSON_SCHEMA_VALIDATION_ERROR"], &["json", "sidecars"]),
+            (
+                &["TSV_VALUE_INCORRECT_TYPE", "NOT_INCLUDED"],
+                &["tabular_data"],
+            ),
+        ];
+        let current = Schema::bundled_for(None, Some("1.8.0")).expect("loads");
+        let selector_kinds = ["checks", "json", "sidecars", "tabular_data"];
+        for (codes, expected) in cases {
+            let mut report = Report {
+                issues: codes
+                    .iter()
+                    .map(|c| Issue::new(*c, Severity::Error, "/sub-01/anat/x.tsv"))
+                    .collect(),
+                ..Report::default()
+            };
+            let seen = RefCell::new(Vec::new());
+            let validate = |_: &Schema, r: &Recheck| {
+                let mut kinds: Vec<&str> = r
+                    .kinds
+                    .iter()
+                    .copied()
+                    .filter(|k| selector_kinds.contains(k))
+                    .collect();
+                kinds.sort();
+                seen.borrow_mut().push(kinds);
+                Some(Report::default())
+            };
+            explain_later_versions(
+                &mut report,
+                &current,
+                &Declared {
+                    version: "1.8.0",
+                    version_key: "StdVersion",
+                },
+                &["1.9.0"],
+                &|| None,
+                &|_| Some(current.clone()),
+                &validate,
+            );
+            assert_eq!(seen.into_inner(), [expected.to_vec()], "{codes:?}");
+        }
+    }
+
+    #[test]
+    fn a_name_or_table_issue_is_rechecked_on_its_file_and_others_on_their_folder() {
         let cases = [
             ("NOT_INCLUDED", "/CITATION.cff", "/CITATION.cff"),
+            (
+                "TSV_ADDITIONAL_COLUMNS_UNDEFINED",
+                "/sub-01/eeg/sub-01_task-x_events.tsv",
+                "/sub-01/eeg/sub-01_task-x_events.tsv",
+            ),
+            (
+                "TSV_VALUE_INCORRECT_TYPE",
+                "/participants.tsv",
+                "/participants.tsv",
+            ),
             (
                 "NOT_INCLUDED",
                 "/sub-01/emg/x_emg.edf",
