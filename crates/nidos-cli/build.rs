@@ -5,6 +5,12 @@
 use std::path::Path;
 
 fn main() {
+    // A position-dependent executable: the loader then has no relocations to apply at
+    // start (a PIE nidos has about 44,000, which touch every page of its relocated
+    // read-only data, ~1 ms of a 15 ms run). The code itself stays position-independent.
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo::rustc-link-arg-bin=nidos=-no-pie");
+    }
     println!("cargo::rustc-check-cfg=cfg(nidos_shared_absent)");
     let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
     let shared = Path::new(&manifest).join("../../../shared/conformance");

@@ -164,12 +164,19 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     timer.lap("prepare engine");
     let (opts, meter) = ProgressMeter::start(opts);
     // The meter stops (and erases its line) when dropped, on error paths too.
-    let mut report = validate_one(&engine, &args.dataset, &opts, &args)?;
+    let (mut report, ds) = validate_one(&engine, &args.dataset, &opts, &args)?;
     // The laps above, together: the next lap then counts the later versions alone.
     timer.lap("validation");
     if args.schema.schema.is_none() && args.schema.std_version.is_none() {
-        explain_pinning(&mut report, &loaded.schema, &args.dataset, &opts);
+        explain_pinning(&mut report, &loaded.schema, &ds, &opts, &args);
         timer.lap("later versions");
+    }
+    if args.recursive {
+        drop(ds);
+    } else {
+        // Freeing a large dataset's file list and caches takes a noticeable share of the
+        // run, and the process ends soon.
+        std::mem::forget(ds);
     }
     let mut derivatives = Vec::new();
     if args.recursive {
@@ -181,7 +188,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default();
             let loaded = schema_arg::load_for_dataset(&args.schema, &dir)?;
             let engine = Engine::new(&loaded.schema);
-            derivatives.push((name, validate_one(&engine, &dir, &opts, &args)?));
+            derivatives.push((name, validate_one(&engine, &dir, &opts, &args)?.0));
         }
     }
     drop(meter);
@@ -438,7 +445,14 @@ fn write_report(
 
 /// With the bundled rules pinned to the version the dataset declares, says which issues
 /// only a later version would not raise (see `nidos_validate::pinning`).
-fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Options) {
+fn explain_pinning(
+    report: &mut Report,
+    schema: &Schema,
+    ds: &nidos_dataset::Dataset,
+    opts: &Options,
+    args: &Args,
+) {
+    let dir = args.dataset.as_path();
     let key = schema.brand.version_key.clone();
     let brand = schema.brand.name.clone();
     let Some(declared) = std::fs::read(dir.join("dataset_description.json"))
@@ -473,7 +487,10 @@ fn explain_pinning(report: &mut Report, schema: &Schema, dir: &Path, opts: &Opti
             only_kinds: Some(std::sync::Arc::new(recheck.kinds.clone())),
             ..opts.clone()
         };
-        Engine::new(s).validate(dir, &quiet).ok()
+        // What the first run parsed is parsed again only if the later rules walk the
+        // dataset differently.
+        let again = nidos_dataset::Dataset::open_again(dir, s, &open_options(dir, opts, args), ds);
+        Some(Engine::new(s).validate_dataset(&again.ok()?, &quiet))
     };
     nidos_validate::pinning::explain_later_versions(
         report,
@@ -550,17 +567,9 @@ fn validate_one(
     dir: &Path,
     opts: &Options,
     args: &Args,
-) -> anyhow::Result<Report> {
-    let mut open = nidos_dataset::OpenOptions {
-        ignore_nifti_headers: opts.ignore_nifti_headers,
-        max_rows: opts.max_rows,
-        ..nidos_dataset::OpenOptions::default()
-    };
-    if args.prune {
-        open.fs = std::sync::Arc::new(crate::prune_fs::PruneFs::new(dir));
-    }
+) -> anyhow::Result<(Report, nidos_dataset::Dataset)> {
     let timer = crate::timer::Timer::start();
-    let ds = nidos_dataset::Dataset::open(dir, engine.schema, &open)
+    let ds = nidos_dataset::Dataset::open(dir, engine.schema, &open_options(dir, opts, args))
         .with_context(|| format!("cannot validate {}", dir.display()))?;
     timer.lap("open dataset (walk, names, sidecars)");
     let report = if timer.on() {
@@ -573,10 +582,18 @@ fn validate_one(
     } else {
         engine.validate_dataset(&ds, opts)
     };
-    if args.recursive {
-        drop(ds);
-    } else {
-        std::mem::forget(ds);
+    Ok((report, ds))
+}
+
+/// How the datasets of this run are opened.
+fn open_options(dir: &Path, opts: &Options, args: &Args) -> nidos_dataset::OpenOptions {
+    let mut open = nidos_dataset::OpenOptions {
+        ignore_nifti_headers: opts.ignore_nifti_headers,
+        max_rows: opts.max_rows,
+        ..nidos_dataset::OpenOptions::default()
+    };
+    if args.prune {
+        open.fs = std::sync::Arc::new(crate::prune_fs::PruneFs::new(dir));
     }
-    Ok(report)
+    open
 }

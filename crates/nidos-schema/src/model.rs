@@ -266,9 +266,9 @@ pub struct Definition {
     pub key: String,
     /// The field or column name as it appears in data (`name`).
     pub name: String,
-    /// The whole definition.
-    #[serde(with = "crate::compact::json_text")]
-    pub def: Value,
+    /// The whole definition (in the precompiled rules, parsed on first use: a run reads
+    /// the definitions of the fields and columns it meets, a small part of them).
+    pub def: crate::raw::Raw,
     /// Values of a column that the standard deprecates (`deprecated_values`; columns only).
     #[serde(default, skip_serializing_if = "crate::compact::skip_empty")]
     pub deprecated_values: Vec<DeprecatedValue>,

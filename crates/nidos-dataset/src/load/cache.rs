@@ -79,6 +79,14 @@ impl TableCache {
         self.take_own()
     }
 
+    /// The cached tables with their file indexes, least recently used first.
+    pub(super) fn tables(&self) -> Vec<(usize, Arc<TableLoad>)> {
+        self.by_use
+            .values()
+            .filter_map(|idx| self.entries.get(idx).map(|e| (*idx, e.0.clone())))
+            .collect()
+    }
+
     fn take_own(&mut self) -> Dead {
         let dead = self
             .evicted

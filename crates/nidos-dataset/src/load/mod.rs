@@ -85,6 +85,51 @@ impl Dataset {
         })
     }
 
+    /// Opens the dataset at `root` with the rules of `schema`, as [`Dataset::open`] does,
+    /// reusing what `earlier` (the same dataset opened with other rules, or the same)
+    /// has already parsed: its JSON files and its cached plain tables, when both walks
+    /// list the same files. Headerless gzipped tables, whose columns come from the
+    /// inherited sidecars (which the rules decide), are parsed again.
+    pub fn open_again(
+        root: &Path,
+        schema: &nidos_schema::Schema,
+        opts: &OpenOptions,
+        earlier: &Dataset,
+    ) -> Result<Dataset, DatasetError> {
+        let ds = Self::open(root, schema, opts)?;
+        let same_files = ds.files.len() == earlier.files.len()
+            && ds
+                .files
+                .iter()
+                .zip(earlier.files.iter())
+                .all(|(a, b)| a.path == b.path && a.size == b.size);
+        if !same_files {
+            return Ok(ds);
+        }
+        for (cell, parsed) in ds.json_cache.iter().zip(earlier.json_cache.iter()) {
+            if let Some(load) = parsed.get() {
+                let _ = cell.set(load.clone());
+            }
+        }
+        let tables = earlier
+            .table_cache
+            .lock()
+            .map(|c| c.tables())
+            .unwrap_or_default();
+        if let Ok(mut cache) = ds.table_cache.lock() {
+            for (idx, load) in tables {
+                let plain = ds
+                    .files
+                    .get(idx)
+                    .is_some_and(|f| !f.name.extension.ends_with(".gz"));
+                if plain {
+                    drop(cache.insert(idx, load, ds.opts.table_cache_budget));
+                }
+            }
+        }
+        Ok(ds)
+    }
+
     /// The walked tree (also reached through `Deref`).
     pub fn file_tree(&self) -> &FileTree {
         &self.tree

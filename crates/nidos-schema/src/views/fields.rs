@@ -162,7 +162,7 @@ impl Builder {
                 Definition {
                     key: k.clone(),
                     name,
-                    def: v.clone(),
+                    def: crate::raw::Raw::new(v.clone()),
                     deprecated_values,
                 },
             );

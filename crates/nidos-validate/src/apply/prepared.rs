@@ -164,7 +164,7 @@ impl ColumnPlan {
     pub(super) fn new(schema: &Schema, patterns: &Patterns, req: &ColumnReq) -> ColumnPlan {
         let schema_def = match &req.definition {
             Some(d) => Some(d),
-            None => schema.column_def(&req.key).map(|d| &d.def),
+            None => schema.column_def(&req.key).map(|d| &*d.def),
         };
         let overridable = schema_def.and_then(|d| d.get("definition"));
         let raw = match (overridable, schema_def) {
