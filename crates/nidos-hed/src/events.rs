@@ -339,6 +339,65 @@ mod fill_tests {
         assert!(alone.contains("SIDECAR_KEY_MISSING"), "{alone}");
     }
 
+    /// A piece with these key hashes (and a unique tag, with `unique`).
+    fn piece_with(hashes: &[u64], unique: bool) -> Arc<Piece> {
+        Arc::new(Piece {
+            issues: Vec::new(),
+            failed: false,
+            top_keys: hashes.iter().map(|h| h.to_string()).collect(),
+            unique: if unique {
+                vec![(1, "Tag".to_string())]
+            } else {
+                Vec::new()
+            },
+            top_hashes: hashes.to_vec(),
+            timed: Vec::new(),
+        })
+    }
+
+    /// The pre-test of a row's repeats says "maybe" whenever two of its pieces share a key
+    /// hash, two have unique tags or the row has more than 32 keys, and "no" for distinct
+    /// hashes (here differing above the low bit), whatever slots they fall in.
+    #[test]
+    fn may_repeat_finds_shared_hashes() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state & !1
+        };
+        for round in 0..200 {
+            let n_pieces = 1 + round % 6;
+            let mut lists: Vec<Vec<u64>> = (0..n_pieces)
+                .map(|p| (0..(round + p) % 7).map(|_| next()).collect())
+                .collect();
+            // Hashes in the same slot (same top bits), distinct: no repeat.
+            if round % 5 == 0 {
+                lists.push((0..4).map(|i| (0xfc00u64 << 48) | (i << 8)).collect());
+            }
+            let registry: Vec<Arc<Piece>> = lists.iter().map(|l| piece_with(l, false)).collect();
+            let ids: Vec<u32> = (0..registry.len() as u32).collect();
+            let keys: usize = lists.iter().map(Vec::len).sum();
+            assert_eq!(may_repeat(&ids, &registry), keys > 32, "round {round}");
+            // One hash of a later piece repeated from an earlier one: a repeat.
+            if let (Some(first), Some(last)) = (lists.first(), lists.last()) {
+                if lists.len() > 1 && !first.is_empty() && !last.is_empty() {
+                    let mut copy = lists.clone();
+                    let n = copy.len();
+                    copy[n - 1][0] = first[0];
+                    let registry: Vec<Arc<Piece>> =
+                        copy.iter().map(|l| piece_with(l, false)).collect();
+                    assert!(may_repeat(&ids, &registry), "round {round}");
+                }
+            }
+        }
+        let two_unique = vec![piece_with(&[2], true), piece_with(&[4], true)];
+        assert!(may_repeat(&[0, 1], &two_unique));
+        let one_unique = vec![piece_with(&[2], true), piece_with(&[4], false)];
+        assert!(!may_repeat(&[0, 1], &one_unique));
+    }
+
     #[test]
     fn fill_placeholder_replaces_like_str_replace() {
         for (template, value) in [
@@ -555,8 +614,8 @@ pub fn check_events_with<'t>(
     // Per column, the previous row's cell and its part: consecutive rows often share cells.
     let mut last: Vec<Option<(&'t str, u32)>> = vec![None; order.len()];
     let mut parts: Vec<Option<Part>> = Vec::new();
-    // Per part, the registry id of its piece.
-    let mut part_piece: Vec<Option<u32>> = Vec::new();
+    // Per part, what a row needs of it (see `PartInfo`).
+    let mut infos: Vec<PartInfo> = Vec::new();
     // The current row's part ids, and the issues of its checks as a whole.
     let mut row_ids: Vec<u32> = Vec::with_capacity(order.len());
     let mut whole: Vec<HedIssue> = Vec::new();
@@ -570,6 +629,7 @@ pub fn check_events_with<'t>(
         // A row with a part no earlier row had cannot repeat an earlier row's key.
         let mut fresh = false;
         let mut general = !by_parts;
+        let mut flags = 0u8;
         if by_parts {
             for (k, &c) in order.iter().enumerate() {
                 let v = cell(r, c).unwrap_or_default();
@@ -601,13 +661,8 @@ pub fn check_events_with<'t>(
                             values.as_deref(),
                         );
                         let id = next_id(&parts);
-                        let piece = part.as_ref().and_then(|p| p.piece.clone()).map(|p| {
-                            let pid = next_id(&registry);
-                            registry.push(p);
-                            pid
-                        });
+                        infos.push(PartInfo::of(part.as_ref(), &mut registry));
                         parts.push(part);
-                        part_piece.push(piece);
                         if let Some(m) = part_ids.get_mut(k) {
                             if m.len() < MEMO_LIMIT {
                                 m.insert(v, id);
@@ -619,31 +674,40 @@ pub fn check_events_with<'t>(
                 if let Some(slot) = last.get_mut(k) {
                     *slot = Some((v, id));
                 }
-                general |= !matches!(parts.get(id as usize), Some(Some(_)));
+                let info = infos.get(id as usize).copied().unwrap_or(PartInfo::GENERAL);
+                flags |= info.flags;
+                if info.piece != NO_PIECE {
+                    row_pieces.push(info.piece);
+                }
                 row_ids.push(id);
             }
+            general = flags & PartInfo::FULL != 0;
         }
+        let timed;
         if !general {
             // The row from its parts: the issues of levels without annotation, then those of
             // its pieces, then those of the row as a whole.
-            for &id in &row_ids {
-                if let Some(Some(part)) = parts.get(id as usize) {
-                    if let Some(missing) = &part.missing {
+            if flags & PartInfo::MISSING != 0 {
+                for &id in &row_ids {
+                    if let Some(Some(Part {
+                        missing: Some(missing),
+                        ..
+                    })) = parts.get(id as usize)
+                    {
                         sink(Some(line), missing);
                     }
                 }
-                if let Some(Some(pid)) = part_piece.get(id as usize) {
-                    row_pieces.push(*pid);
-                }
             }
             let ids = row_pieces.get(start..).unwrap_or_default();
-            let mut failed = false;
-            for p in ids.iter().filter_map(|&pid| registry.get(pid as usize)) {
-                failed |= p.failed;
-                for issue in &p.issues {
-                    sink(Some(line), issue);
+            if flags & PartInfo::ISSUES != 0 {
+                for p in ids.iter().filter_map(|&pid| registry.get(pid as usize)) {
+                    for issue in &p.issues {
+                        sink(Some(line), issue);
+                    }
                 }
             }
+            let mut failed = flags & PartInfo::FAILED != 0;
+            timed = flags & PartInfo::TIMED != 0;
             if !failed && ids.len() > 1 {
                 failed = check_row_whole(ids, &registry, &mut whole);
                 for issue in whole.drain(..) {
@@ -652,6 +716,7 @@ pub fn check_events_with<'t>(
             }
             all_valid &= !failed;
         } else {
+            row_pieces.truncate(start);
             key.clear();
             if by_parts {
                 for id in &row_ids {
@@ -704,6 +769,11 @@ pub fn check_events_with<'t>(
             }
             all_valid &= !result.failed;
             row_pieces.extend_from_slice(&result.ids);
+            timed = result
+                .ids
+                .iter()
+                .filter_map(|&id| registry.get(id as usize))
+                .any(|p| !p.timed.is_empty());
             std::mem::swap(&mut prev_key, &mut key);
             prev = Some(result);
         }
@@ -712,7 +782,7 @@ pub fn check_events_with<'t>(
             u32::try_from(start).unwrap_or(u32::MAX),
             next_id(&row_pieces),
         );
-        events.push((line, onset, range));
+        events.push((line, onset, range, timed));
     }
     // Rows are compared with each other only when each is valid on its own.
     if all_valid {
@@ -781,6 +851,60 @@ fn piece_of(
         memo.insert(text.to_string(), p.clone());
     }
     p
+}
+
+/// The registry id of a part without a piece.
+const NO_PIECE: u32 = u32::MAX;
+
+/// What a row needs of a part, in one small entry: its piece's id in the table's registry
+/// ([`NO_PIECE`] without one) and what the part and its piece hold.
+#[derive(Clone, Copy)]
+struct PartInfo {
+    piece: u32,
+    flags: u8,
+}
+
+impl PartInfo {
+    /// The row must be assembled in full (the part's text has curly braces).
+    const FULL: u8 = 1;
+    /// A level without annotation.
+    const MISSING: u8 = 2;
+    /// The piece failed its checks.
+    const FAILED: u8 = 4;
+    /// The piece has issues.
+    const ISSUES: u8 = 8;
+    /// The piece has temporal groups.
+    const TIMED: u8 = 16;
+    const GENERAL: PartInfo = PartInfo {
+        piece: NO_PIECE,
+        flags: PartInfo::FULL,
+    };
+
+    /// The entry of `part`, its piece added to `registry`.
+    fn of(part: Option<&Part>, registry: &mut Vec<Arc<Piece>>) -> PartInfo {
+        let Some(part) = part else {
+            return PartInfo::GENERAL;
+        };
+        let mut flags = 0;
+        if part.missing.is_some() {
+            flags |= PartInfo::MISSING;
+        }
+        let mut piece = NO_PIECE;
+        if let Some(p) = &part.piece {
+            if p.failed {
+                flags |= PartInfo::FAILED;
+            }
+            if !p.issues.is_empty() {
+                flags |= PartInfo::ISSUES;
+            }
+            if !p.timed.is_empty() {
+                flags |= PartInfo::TIMED;
+            }
+            piece = next_id(registry);
+            registry.push(p.clone());
+        }
+        PartInfo { piece, flags }
+    }
 }
 
 /// What one column gives a row for one cell, when the sidecar splices nothing: the issue of
@@ -945,8 +1069,9 @@ const SHARED_LIMIT: usize = 1 << 16;
 /// Distinct pieces remembered per table.
 const MEMO_LIMIT: usize = 1 << 14;
 
-/// A row: its line, its onset cell, the range of its pieces' ids in the table's list.
-type Event<'t> = (usize, Option<&'t str>, (u32, u32));
+/// A row: its line, its onset cell, the range of its pieces' ids in the table's list, and
+/// whether a piece has temporal groups.
+type Event<'t> = (usize, Option<&'t str>, (u32, u32), bool);
 
 /// The pieces of the row whose ids are `range` in `row_pieces`.
 fn pieces_of<'a>(
@@ -1040,18 +1165,39 @@ impl Piece {
 /// pieces have unique tags and all their top-level key hashes differ (each piece's keys are
 /// distinct already), which is the common case and needs no string comparison.
 fn may_repeat(ids: &[u32], registry: &[Arc<Piece>]) -> bool {
-    let pieces = || ids.iter().filter_map(|&id| registry.get(id as usize));
-    if pieces().filter(|p| !p.unique.is_empty()).count() > 1 {
-        return true;
-    }
-    // On the stack; a row with more keys than fit takes the full check. Rows have a few
-    // keys, so each is compared with those before it (no sort).
-    let mut hashes = [0u64; 32];
-    for (n, &h) in pieces().flat_map(|p| p.top_hashes.iter()).enumerate() {
-        if n == hashes.len() || hashes[..n].contains(&h) {
-            return true;
+    // The row's key hashes go into a small open-addressing set on the stack (0 marks a free
+    // slot, so each hash is stored with its low bit set: two hashes that differ only there
+    // count as equal, which only sends the row to the full check). A row with more keys
+    // than half the slots takes the full check.
+    let mut slots = [0u64; 64];
+    let mut keys = 0;
+    let mut with_unique = 0;
+    for p in ids.iter().filter_map(|&id| registry.get(id as usize)) {
+        if !p.unique.is_empty() {
+            with_unique += 1;
+            if with_unique > 1 {
+                return true;
+            }
         }
-        hashes[n] = h;
+        for &h in &p.top_hashes {
+            keys += 1;
+            if keys > 32 {
+                return true;
+            }
+            let h = h | 1;
+            let mut i = (h >> 58) as usize;
+            loop {
+                match slots.get(i).copied() {
+                    Some(0) => {
+                        slots[i] = h;
+                        break;
+                    }
+                    Some(s) if s == h => return true,
+                    Some(_) => i = (i + 1) % slots.len(),
+                    None => return true,
+                }
+            }
+        }
     }
     false
 }
@@ -1133,7 +1279,7 @@ fn check_across_rows(
     let mut first: HashMap<&str, usize> =
         HashMap::with_capacity_and_hasher(events.len(), Default::default());
     let mut later: Vec<(usize, usize)> = Vec::new();
-    for (idx, (_, onset, _)) in events.iter().enumerate() {
+    for (idx, (_, onset, _, _)) in events.iter().enumerate() {
         if let Some(key) = onset.as_deref().filter(|o| !is_na(o)) {
             match first.entry(key) {
                 std::collections::hash_map::Entry::Occupied(e) => later.push((*e.get(), idx)),
@@ -1157,7 +1303,7 @@ fn check_across_rows(
         }
         let mut seen: HashSet<&str> = HashSet::default();
         for &m in &members {
-            let Some(&(line, _, range)) = events.get(m) else {
+            let Some(&(line, _, range, _)) = events.get(m) else {
                 continue;
             };
             let row_keys: HashSet<&str> = pieces_of(range, row_pieces, registry)
@@ -1179,13 +1325,12 @@ fn check_across_rows(
     }
     // Temporal markers at their effective times (onset plus any Delay), in time order.
     let mut markers: Vec<(f64, usize, Special, String)> = Vec::new();
-    for &(line, onset, range) in events {
-        let pieces = pieces_of(range, row_pieces, registry);
-        if pieces.clone().all(|p| p.timed.is_empty()) {
+    for &(line, onset, range, timed) in events {
+        if !timed {
             continue;
         }
+        let pieces = pieces_of(range, row_pieces, registry);
         let time = onset
-            .as_deref()
             .filter(|o| !is_na(o))
             .and_then(|o| o.trim().parse::<f64>().ok());
         for t in pieces.flat_map(|p| p.timed.iter()) {

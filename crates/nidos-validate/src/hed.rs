@@ -175,7 +175,17 @@ fn dataset_definitions(ds: &Dataset, schemas: &HedSchemas) -> Definitions {
         if !f.validated() || f.name.extension != ".json" {
             continue;
         }
-        let json = ds.context_at(i).lookup("json").to_json();
+        let ctx = ds.context_at(i);
+        let json = ctx.lookup("json");
+        // Only entries with a `HED` member give strings (see `SidecarHed::read`).
+        let has_hed = json.as_object().is_some_and(|o| {
+            o.values()
+                .any(|v| v.as_object().is_some_and(|e| e.contains_key("HED")))
+        });
+        if !has_hed {
+            continue;
+        }
+        let json = json.to_json();
         let mut shape = Vec::new();
         let sidecar = SidecarHed::read(&json, &mut shape);
         for (_, s) in sidecar.strings() {
