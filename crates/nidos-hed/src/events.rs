@@ -339,6 +339,65 @@ mod fill_tests {
         assert!(alone.contains("SIDECAR_KEY_MISSING"), "{alone}");
     }
 
+    /// A piece with these key hashes (and a unique tag, with `unique`).
+    fn piece_with(hashes: &[u64], unique: bool) -> Arc<Piece> {
+        Arc::new(Piece {
+            issues: Vec::new(),
+            failed: false,
+            top_keys: hashes.iter().map(|h| h.to_string()).collect(),
+            unique: if unique {
+                vec![(1, "Tag".to_string())]
+            } else {
+                Vec::new()
+            },
+            top_hashes: hashes.to_vec(),
+            timed: Vec::new(),
+        })
+    }
+
+    /// The pre-test of a row's repeats says "maybe" whenever two of its pieces share a key
+    /// hash, two have unique tags or the row has more than 32 keys, and "no" for distinct
+    /// hashes (here differing above the low bit), whatever slots they fall in.
+    #[test]
+    fn may_repeat_finds_shared_hashes() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state & !1
+        };
+        for round in 0..200 {
+            let n_pieces = 1 + round % 6;
+            let mut lists: Vec<Vec<u64>> = (0..n_pieces)
+                .map(|p| (0..(round + p) % 7).map(|_| next()).collect())
+                .collect();
+            // Hashes in the same slot (same top bits), distinct: no repeat.
+            if round % 5 == 0 {
+                lists.push((0..4).map(|i| (0xfc00u64 << 48) | (i << 8)).collect());
+            }
+            let registry: Vec<Arc<Piece>> = lists.iter().map(|l| piece_with(l, false)).collect();
+            let ids: Vec<u32> = (0..registry.len() as u32).collect();
+            let keys: usize = lists.iter().map(Vec::len).sum();
+            assert_eq!(may_repeat(&ids, &registry), keys > 32, "round {round}");
+            // One hash of a later piece repeated from an earlier one: a repeat.
+            if let (Some(first), Some(last)) = (lists.first(), lists.last()) {
+                if lists.len() > 1 && !first.is_empty() && !last.is_empty() {
+                    let mut copy = lists.clone();
+                    let n = copy.len();
+                    copy[n - 1][0] = first[0];
+                    let registry: Vec<Arc<Piece>> =
+                        copy.iter().map(|l| piece_with(l, false)).collect();
+                    assert!(may_repeat(&ids, &registry), "round {round}");
+                }
+            }
+        }
+        let two_unique = vec![piece_with(&[2], true), piece_with(&[4], true)];
+        assert!(may_repeat(&[0, 1], &two_unique));
+        let one_unique = vec![piece_with(&[2], true), piece_with(&[4], false)];
+        assert!(!may_repeat(&[0, 1], &one_unique));
+    }
+
     #[test]
     fn fill_placeholder_replaces_like_str_replace() {
         for (template, value) in [
@@ -448,10 +507,11 @@ pub fn check_events(
     )
 }
 
-/// What a row's cells give, remembered for rows with the same cells in the HED columns: the
-/// checked pieces, and the issues of the row (their line is replaced for each row).
+/// What a row assembled in full (the sidecar splices) gives, remembered for rows with the same
+/// cells in the HED columns: its pieces (ids in the table's registry), and its issues (their
+/// line is set for each row).
 struct RowResult {
-    pieces: Vec<Arc<Piece>>,
+    ids: Vec<u32>,
     issues: Vec<HedIssue>,
     failed: bool,
 }
@@ -467,16 +527,50 @@ pub fn check_events_by<'t>(
     shared: Option<&SharedPieces>,
 ) -> Vec<RowIssue> {
     let mut issues = Vec::new();
+    check_events_with(
+        checker,
+        sidecar,
+        header,
+        n_rows,
+        cell,
+        shared,
+        &mut |line, issue| {
+            issues.push(RowIssue {
+                line,
+                issue: issue.clone(),
+            })
+        },
+    );
+    issues
+}
+
+/// The id of the next entry of a table's list (ids are `u32`; a table never has that many).
+fn next_id<T>(list: &[T]) -> u32 {
+    u32::try_from(list.len()).unwrap_or(u32::MAX)
+}
+
+/// As [`check_events_by`], but each issue is handed to `sink` with its line as it is found
+/// (the same issues in the same order), borrowed: a table whose rows repeat one issue
+/// copies nothing.
+pub fn check_events_with<'t>(
+    checker: &Checker<'_>,
+    sidecar: &SidecarHed,
+    header: &[String],
+    n_rows: usize,
+    cell: &mut dyn FnMut(usize, usize) -> Option<&'t str>,
+    shared: Option<&SharedPieces>,
+    sink: &mut dyn FnMut(Option<usize>, &HedIssue),
+) {
     let spliced = sidecar.spliced_columns();
     let onset_col = header.iter().position(|h| h == "onset");
     if !header.iter().any(|h| h == "HED") && spliced.contains("HED") {
-        issues.push(RowIssue {
-            line: None,
-            issue: HedIssue::warning(
+        sink(
+            None,
+            &HedIssue::warning(
                 "SIDECAR_KEY_MISSING",
                 "the sidecar splices {HED}, but the table has no HED column",
             ),
-        });
+        );
     }
     // Only these columns contribute to a row's annotation.
     let relevant: Vec<usize> = header
@@ -488,9 +582,13 @@ pub fn check_events_by<'t>(
     let mut events: Vec<Event> = Vec::with_capacity(n_rows);
     // Each row is the concatenation of a few pieces (sidecar entries, the HED cell) that
     // repeat row after row: each distinct piece is checked once, then the pieces of a row
-    // are checked together for what only the whole row shows (repeats, unique tags). Rows
-    // whose HED columns hold the same cells give the same result, which is kept too.
+    // are checked together for what only the whole row shows (repeats, unique tags).
+    // The pieces the rows use are listed once in `registry`, and each row's pieces are a
+    // range of ids in one list for the table (`row_pieces`): no vector per row.
+    let mut registry: Vec<Arc<Piece>> = Vec::new();
+    let mut row_pieces: Vec<u32> = Vec::with_capacity(n_rows.saturating_mul(2));
     let mut memo: HashMap<String, Arc<Piece>> = HashMap::default();
+    // Rows assembled in full whose HED columns hold the same cells give the same result.
     let mut row_memo: HashMap<Vec<u8>, Rc<RowResult>> = HashMap::default();
     let mut key: Vec<u8> = Vec::new();
     let mut row: Vec<&str> = vec![""; header.len()];
@@ -516,17 +614,23 @@ pub fn check_events_by<'t>(
     // Per column, the previous row's cell and its part: consecutive rows often share cells.
     let mut last: Vec<Option<(&'t str, u32)>> = vec![None; order.len()];
     let mut parts: Vec<Option<Part>> = Vec::new();
-    let mut general = false;
-    // The previous row's key and result: consecutive rows often have the same key.
+    // Per part, what a row needs of it (see `PartInfo`).
+    let mut infos: Vec<PartInfo> = Vec::new();
+    // The current row's part ids, and the issues of its checks as a whole.
+    let mut row_ids: Vec<u32> = Vec::with_capacity(order.len());
+    let mut whole: Vec<HedIssue> = Vec::new();
+    // The previous full row's key and result: consecutive rows often have the same key.
     let mut prev_key: Vec<u8> = Vec::new();
     let mut prev: Option<Rc<RowResult>> = None;
     for r in 0..n_rows {
         let line = r + 2;
-        key.clear();
+        let start = row_pieces.len();
+        row_ids.clear();
         // A row with a part no earlier row had cannot repeat an earlier row's key.
         let mut fresh = false;
+        let mut general = !by_parts;
+        let mut flags = 0u8;
         if by_parts {
-            general = false;
             for (k, &c) in order.iter().enumerate() {
                 let v = cell(r, c).unwrap_or_default();
                 let known = match last.get(k).copied().flatten() {
@@ -556,7 +660,8 @@ pub fn check_events_by<'t>(
                             shared,
                             values.as_deref(),
                         );
-                        let id = u32::try_from(parts.len()).unwrap_or(u32::MAX);
+                        let id = next_id(&parts);
+                        infos.push(PartInfo::of(part.as_ref(), &mut registry));
                         parts.push(part);
                         if let Some(m) = part_ids.get_mut(k) {
                             if m.len() < MEMO_LIMIT {
@@ -569,80 +674,125 @@ pub fn check_events_by<'t>(
                 if let Some(slot) = last.get_mut(k) {
                     *slot = Some((v, id));
                 }
-                general |= !matches!(parts.get(id as usize), Some(Some(_)));
-                key.extend_from_slice(&id.to_le_bytes());
+                let info = infos.get(id as usize).copied().unwrap_or(PartInfo::GENERAL);
+                flags |= info.flags;
+                if info.piece != NO_PIECE {
+                    row_pieces.push(info.piece);
+                }
+                row_ids.push(id);
             }
-        } else {
-            for &c in &relevant {
-                let v = cell(r, c).unwrap_or_default();
-                // Length-prefixed, so that no cell text can imitate a separator.
-                key.extend_from_slice(&v.len().to_le_bytes());
-                key.extend_from_slice(v.as_bytes());
-            }
+            general = flags & PartInfo::FULL != 0;
         }
-        let repeated = if fresh {
-            None
-        } else {
-            prev.as_ref()
-                .filter(|_| prev_key == key)
-                .cloned()
-                .or_else(|| row_memo.get(key.as_slice()).cloned())
-        };
-        let result = match repeated {
-            Some(found) => found,
-            None if by_parts && !general => {
-                let mut row_issues = Vec::new();
-                let mut pieces = Vec::with_capacity(order.len());
-                for id in key.chunks_exact(4) {
-                    let id = u32::from_le_bytes([id[0], id[1], id[2], id[3]]) as usize;
-                    if let Some(Some(part)) = parts.get(id) {
-                        row_issues.extend(part.missing.iter().cloned());
-                        pieces.extend(part.piece.iter().cloned());
+        let timed;
+        if !general {
+            // The row from its parts: the issues of levels without annotation, then those of
+            // its pieces, then those of the row as a whole.
+            if flags & PartInfo::MISSING != 0 {
+                for &id in &row_ids {
+                    if let Some(Some(Part {
+                        missing: Some(missing),
+                        ..
+                    })) = parts.get(id as usize)
+                    {
+                        sink(Some(line), missing);
                     }
                 }
-                let computed = Rc::new(finish_row(pieces, row_issues));
-                // A fresh row's key is met again only by a later row with the same cells,
-                // which (its parts then known) computes the row again and keeps it.
-                if !fresh && row_memo.len() < MEMO_LIMIT {
-                    row_memo.insert(key.clone(), computed.clone());
-                }
-                computed
             }
-            None => {
-                for (c, slot) in row.iter_mut().enumerate() {
-                    *slot = if relevant.contains(&c) {
-                        cell(r, c).unwrap_or_default()
-                    } else {
-                        ""
-                    };
+            let ids = row_pieces.get(start..).unwrap_or_default();
+            if flags & PartInfo::ISSUES != 0 {
+                for p in ids.iter().filter_map(|&pid| registry.get(pid as usize)) {
+                    for issue in &p.issues {
+                        sink(Some(line), issue);
+                    }
                 }
-                let computed = Rc::new(check_row(
-                    checker, sidecar, spliced, header, &row, &mut memo, shared,
-                ));
-                if row_memo.len() < MEMO_LIMIT {
-                    row_memo.insert(key.clone(), computed.clone());
-                }
-                computed
             }
-        };
-        issues.extend(result.issues.iter().map(|issue| RowIssue {
-            line: Some(line),
-            issue: issue.clone(),
-        }));
-        all_valid &= !result.failed;
+            let mut failed = flags & PartInfo::FAILED != 0;
+            timed = flags & PartInfo::TIMED != 0;
+            if !failed && ids.len() > 1 {
+                failed = check_row_whole(ids, &registry, &mut whole);
+                for issue in whole.drain(..) {
+                    sink(Some(line), &issue);
+                }
+            }
+            all_valid &= !failed;
+        } else {
+            row_pieces.truncate(start);
+            key.clear();
+            if by_parts {
+                for id in &row_ids {
+                    key.extend_from_slice(&id.to_le_bytes());
+                }
+            } else {
+                for &c in &relevant {
+                    let v = cell(r, c).unwrap_or_default();
+                    // Length-prefixed, so that no cell text can imitate a separator.
+                    key.extend_from_slice(&v.len().to_le_bytes());
+                    key.extend_from_slice(v.as_bytes());
+                }
+            }
+            let repeated = if fresh {
+                None
+            } else {
+                prev.as_ref()
+                    .filter(|_| prev_key == key)
+                    .cloned()
+                    .or_else(|| row_memo.get(key.as_slice()).cloned())
+            };
+            let result = match repeated {
+                Some(found) => found,
+                None => {
+                    for (c, slot) in row.iter_mut().enumerate() {
+                        *slot = if relevant.contains(&c) {
+                            cell(r, c).unwrap_or_default()
+                        } else {
+                            ""
+                        };
+                    }
+                    let computed = Rc::new(check_row(
+                        checker,
+                        sidecar,
+                        spliced,
+                        header,
+                        &row,
+                        &mut memo,
+                        shared,
+                        &mut registry,
+                    ));
+                    if row_memo.len() < MEMO_LIMIT {
+                        row_memo.insert(key.clone(), computed.clone());
+                    }
+                    computed
+                }
+            };
+            for issue in &result.issues {
+                sink(Some(line), issue);
+            }
+            all_valid &= !result.failed;
+            row_pieces.extend_from_slice(&result.ids);
+            timed = result
+                .ids
+                .iter()
+                .filter_map(|&id| registry.get(id as usize))
+                .any(|p| !p.timed.is_empty());
+            std::mem::swap(&mut prev_key, &mut key);
+            prev = Some(result);
+        }
         let onset = onset_col.and_then(|c| cell(r, c));
-        std::mem::swap(&mut prev_key, &mut key);
-        prev = Some(result.clone());
-        events.push((line, onset, result));
+        let range = (
+            u32::try_from(start).unwrap_or(u32::MAX),
+            next_id(&row_pieces),
+        );
+        events.push((line, onset, range, timed));
     }
     // Rows are compared with each other only when each is valid on its own.
     if all_valid {
-        check_across_rows(&events, &mut issues);
+        check_across_rows(&events, &row_pieces, &registry, sink);
     }
-    issues
 }
 
-/// Assembles and checks one row (its issues have no line).
+/// Assembles and checks one row (its issues have no line); its pieces are added to
+/// `registry`.
+#[allow(clippy::too_many_arguments)]
 fn check_row(
     checker: &Checker<'_>,
     sidecar: &SidecarHed,
@@ -651,14 +801,32 @@ fn check_row(
     row: &[&str],
     memo: &mut HashMap<String, Arc<Piece>>,
     shared: Option<&SharedPieces>,
+    registry: &mut Vec<Arc<Piece>>,
 ) -> RowResult {
     let mut row_issues = Vec::new();
     let texts = assemble(sidecar, spliced, header, row, 0, &mut row_issues);
-    let pieces = texts
+    let ids: Vec<u32> = texts
         .iter()
-        .map(|text| piece_of(checker, text, memo, shared))
+        .map(|text| {
+            let id = next_id(registry);
+            registry.push(piece_of(checker, text, memo, shared));
+            id
+        })
         .collect();
-    finish_row(pieces, row_issues.into_iter().map(|r| r.issue).collect())
+    let mut issues: Vec<HedIssue> = row_issues.into_iter().map(|r| r.issue).collect();
+    let mut failed = false;
+    for p in ids.iter().filter_map(|&id| registry.get(id as usize)) {
+        failed |= p.failed;
+        issues.extend(p.issues.iter().cloned());
+    }
+    if !failed && ids.len() > 1 {
+        failed = check_row_whole(&ids, registry, &mut issues);
+    }
+    RowResult {
+        ids,
+        issues,
+        failed,
+    }
 }
 
 /// The checked piece of `text`, from the table's memo, the dataset's, or checked now.
@@ -685,24 +853,57 @@ fn piece_of(
     p
 }
 
-/// A row's result from its checked pieces and the issues its assembly gave.
-fn finish_row(pieces: Vec<Arc<Piece>>, mut issues: Vec<HedIssue>) -> RowResult {
-    let mut failed = false;
-    for p in &pieces {
-        failed |= p.failed;
-        if !p.issues.is_empty() {
-            issues.extend(p.issues.iter().cloned());
+/// The registry id of a part without a piece.
+const NO_PIECE: u32 = u32::MAX;
+
+/// What a row needs of a part, in one small entry: its piece's id in the table's registry
+/// ([`NO_PIECE`] without one) and what the part and its piece hold.
+#[derive(Clone, Copy)]
+struct PartInfo {
+    piece: u32,
+    flags: u8,
+}
+
+impl PartInfo {
+    /// The row must be assembled in full (the part's text has curly braces).
+    const FULL: u8 = 1;
+    /// A level without annotation.
+    const MISSING: u8 = 2;
+    /// The piece failed its checks.
+    const FAILED: u8 = 4;
+    /// The piece has issues.
+    const ISSUES: u8 = 8;
+    /// The piece has temporal groups.
+    const TIMED: u8 = 16;
+    const GENERAL: PartInfo = PartInfo {
+        piece: NO_PIECE,
+        flags: PartInfo::FULL,
+    };
+
+    /// The entry of `part`, its piece added to `registry`.
+    fn of(part: Option<&Part>, registry: &mut Vec<Arc<Piece>>) -> PartInfo {
+        let Some(part) = part else {
+            return PartInfo::GENERAL;
+        };
+        let mut flags = 0;
+        if part.missing.is_some() {
+            flags |= PartInfo::MISSING;
         }
-    }
-    if !failed && pieces.len() > 1 {
-        let mut whole = Vec::new();
-        failed = check_row_whole(&pieces, 0, &mut whole);
-        issues.extend(whole.into_iter().map(|r| r.issue));
-    }
-    RowResult {
-        pieces,
-        issues,
-        failed,
+        let mut piece = NO_PIECE;
+        if let Some(p) = &part.piece {
+            if p.failed {
+                flags |= PartInfo::FAILED;
+            }
+            if !p.issues.is_empty() {
+                flags |= PartInfo::ISSUES;
+            }
+            if !p.timed.is_empty() {
+                flags |= PartInfo::TIMED;
+            }
+            piece = next_id(registry);
+            registry.push(p.clone());
+        }
+        PartInfo { piece, flags }
     }
 }
 
@@ -868,8 +1069,22 @@ const SHARED_LIMIT: usize = 1 << 16;
 /// Distinct pieces remembered per table.
 const MEMO_LIMIT: usize = 1 << 14;
 
-/// A row: its line, its onset cell, its checked pieces.
-type Event<'t> = (usize, Option<&'t str>, Rc<RowResult>);
+/// A row: its line, its onset cell, the range of its pieces' ids in the table's list, and
+/// whether a piece has temporal groups.
+type Event<'t> = (usize, Option<&'t str>, (u32, u32), bool);
+
+/// The pieces of the row whose ids are `range` in `row_pieces`.
+fn pieces_of<'a>(
+    range: (u32, u32),
+    row_pieces: &'a [u32],
+    registry: &'a [Arc<Piece>],
+) -> impl Iterator<Item = &'a Piece> + Clone {
+    row_pieces
+        .get(range.0 as usize..range.1 as usize)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|&id| registry.get(id as usize).map(|p| &**p))
+}
 
 /// One checked piece of a row annotation.
 struct Piece {
@@ -949,54 +1164,71 @@ impl Piece {
 /// Whether the pieces of a row may repeat an expression or a unique tag: false when no two
 /// pieces have unique tags and all their top-level key hashes differ (each piece's keys are
 /// distinct already), which is the common case and needs no string comparison.
-fn may_repeat(pieces: &[Arc<Piece>]) -> bool {
-    if pieces.iter().filter(|p| !p.unique.is_empty()).count() > 1 {
-        return true;
-    }
-    // On the stack; a row with more keys than fit takes the full check. Rows have a few
-    // keys, so each is compared with those before it (no sort).
-    let mut hashes = [0u64; 32];
-    for (n, &h) in pieces.iter().flat_map(|p| p.top_hashes.iter()).enumerate() {
-        if n == hashes.len() || hashes[..n].contains(&h) {
-            return true;
+fn may_repeat(ids: &[u32], registry: &[Arc<Piece>]) -> bool {
+    // The row's key hashes go into a small open-addressing set on the stack (0 marks a free
+    // slot, so each hash is stored with its low bit set: two hashes that differ only there
+    // count as equal, which only sends the row to the full check). A row with more keys
+    // than half the slots takes the full check.
+    let mut slots = [0u64; 64];
+    let mut keys = 0;
+    let mut with_unique = 0;
+    for p in ids.iter().filter_map(|&id| registry.get(id as usize)) {
+        if !p.unique.is_empty() {
+            with_unique += 1;
+            if with_unique > 1 {
+                return true;
+            }
         }
-        hashes[n] = h;
+        for &h in &p.top_hashes {
+            keys += 1;
+            if keys > 32 {
+                return true;
+            }
+            let h = h | 1;
+            let mut i = (h >> 58) as usize;
+            loop {
+                match slots.get(i).copied() {
+                    Some(0) => {
+                        slots[i] = h;
+                        break;
+                    }
+                    Some(s) if s == h => return true,
+                    Some(_) => i = (i + 1) % slots.len(),
+                    None => return true,
+                }
+            }
+        }
     }
     false
 }
 
-/// Repeats and unique tags across the pieces of one row; true when something was wrong.
-fn check_row_whole(pieces: &[Arc<Piece>], line: usize, issues: &mut Vec<RowIssue>) -> bool {
-    if !may_repeat(pieces) {
+/// Repeats and unique tags across the pieces of one row (ids in `registry`); true when
+/// something was wrong.
+fn check_row_whole(ids: &[u32], registry: &[Arc<Piece>], issues: &mut Vec<HedIssue>) -> bool {
+    if !may_repeat(ids, registry) {
         return false;
     }
     let mut keys: Seen<&str> = Seen::default();
     let mut uniques: Seen<usize> = Seen::default();
     let mut bad = false;
-    for p in pieces {
+    for p in ids.iter().filter_map(|&id| registry.get(id as usize)) {
         for k in &p.top_keys {
             if !keys.insert(k.as_str()) {
                 bad = true;
-                issues.push(RowIssue {
-                    line: Some(line),
-                    issue: HedIssue::error(
-                        "TAG_EXPRESSION_REPEATED",
-                        format!("the expression \"{k}\" appears twice in the row's annotation"),
-                    ),
-                });
+                issues.push(HedIssue::error(
+                    "TAG_EXPRESSION_REPEATED",
+                    format!("the expression \"{k}\" appears twice in the row's annotation"),
+                ));
             }
         }
         let mut own: Seen<usize> = Seen::default();
         for (node, text) in &p.unique {
             if own.insert(*node) && !uniques.insert(*node) {
                 bad = true;
-                issues.push(RowIssue {
-                    line: Some(line),
-                    issue: HedIssue::error(
-                        "TAG_NOT_UNIQUE",
-                        format!("tag \"{text}\" may appear only once in an event"),
-                    ),
-                });
+                issues.push(HedIssue::error(
+                    "TAG_NOT_UNIQUE",
+                    format!("tag \"{text}\" may appear only once in an event"),
+                ));
             }
         }
     }
@@ -1036,13 +1268,18 @@ impl<T: Eq + std::hash::Hash + Copy> Seen<T> {
 }
 
 /// Rows sharing an onset form one event; temporal groups must pair up across events.
-fn check_across_rows(events: &[Event<'_>], issues: &mut Vec<RowIssue>) {
+fn check_across_rows(
+    events: &[Event<'_>],
+    row_pieces: &[u32],
+    registry: &[Arc<Piece>],
+    sink: &mut dyn FnMut(Option<usize>, &HedIssue),
+) {
     // Group by onset value (rows need not be sorted). Only onsets shared by several rows
     // matter: each later row is listed with the first row of its onset.
     let mut first: HashMap<&str, usize> =
         HashMap::with_capacity_and_hasher(events.len(), Default::default());
     let mut later: Vec<(usize, usize)> = Vec::new();
-    for (idx, (_, onset, _)) in events.iter().enumerate() {
+    for (idx, (_, onset, _, _)) in events.iter().enumerate() {
         if let Some(key) = onset.as_deref().filter(|o| !is_na(o)) {
             match first.entry(key) {
                 std::collections::hash_map::Entry::Occupied(e) => later.push((*e.get(), idx)),
@@ -1066,21 +1303,21 @@ fn check_across_rows(events: &[Event<'_>], issues: &mut Vec<RowIssue>) {
         }
         let mut seen: HashSet<&str> = HashSet::default();
         for &m in &members {
-            let (line, _, row) = &events[m];
-            let row_keys: HashSet<&str> = row
-                .pieces
-                .iter()
+            let Some(&(line, _, range, _)) = events.get(m) else {
+                continue;
+            };
+            let row_keys: HashSet<&str> = pieces_of(range, row_pieces, registry)
                 .flat_map(|p| p.top_keys.iter().map(String::as_str))
                 .collect();
             for k in row_keys {
                 if !seen.insert(k) {
-                    issues.push(RowIssue {
-                        line: Some(*line),
-                        issue: HedIssue::error(
+                    sink(
+                        Some(line),
+                        &HedIssue::error(
                             "TAG_EXPRESSION_REPEATED",
                             format!("the expression \"{k}\" repeats one of another row with the same onset"),
                         ),
-                    });
+                    );
                 }
             }
         }
@@ -1088,43 +1325,40 @@ fn check_across_rows(events: &[Event<'_>], issues: &mut Vec<RowIssue>) {
     }
     // Temporal markers at their effective times (onset plus any Delay), in time order.
     let mut markers: Vec<(f64, usize, Special, String)> = Vec::new();
-    for (line, onset, row) in events {
-        if row.pieces.iter().all(|p| p.timed.is_empty()) {
+    for &(line, onset, range, timed) in events {
+        if !timed {
             continue;
         }
+        let pieces = pieces_of(range, row_pieces, registry);
         let time = onset
-            .as_deref()
             .filter(|o| !is_na(o))
             .and_then(|o| o.trim().parse::<f64>().ok());
-        for t in row.pieces.iter().flat_map(|p| p.timed.iter()) {
+        for t in pieces.flat_map(|p| p.timed.iter()) {
             let Some(time) = time else {
-                issues.push(RowIssue {
-                    line: Some(*line),
-                    issue: HedIssue::error(
+                sink(
+                    Some(line),
+                    &HedIssue::error(
                         "TEMPORAL_TAG_ERROR",
                         "temporal tags need a row with a numeric onset",
                     ),
-                });
+                );
                 continue;
             };
             let (Some(kind), Some(anchor)) = (t.temporal, &t.anchor) else {
                 continue;
             };
-            markers.push((time + t.delay, *line, kind, anchor.clone()));
+            markers.push((time + t.delay, line, kind, anchor.clone()));
         }
     }
     markers.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut open: HashSet<String> = HashSet::default();
     let mut at_time: HashSet<(u64, String)> = HashSet::default();
     for (time, line, kind, anchor) in markers {
-        let err = |msg: String| RowIssue {
-            line: Some(line),
-            issue: HedIssue::error("TEMPORAL_TAG_ERROR", msg),
-        };
+        let mut err = |msg: String| sink(Some(line), &HedIssue::error("TEMPORAL_TAG_ERROR", msg));
         if !at_time.insert((time.to_bits(), anchor.clone())) {
-            issues.push(err(format!(
+            err(format!(
                 "\"{anchor}\" starts or ends more than once at the same time"
-            )));
+            ));
             continue;
         }
         match kind {
@@ -1133,12 +1367,12 @@ fn check_across_rows(events: &[Event<'_>], issues: &mut Vec<RowIssue>) {
             }
             Special::Offset => {
                 if !open.remove(&anchor) {
-                    issues.push(err(format!("Offset of \"{anchor}\" with no open Onset")));
+                    err(format!("Offset of \"{anchor}\" with no open Onset"));
                 }
             }
             _ => {
                 if !open.contains(&anchor) {
-                    issues.push(err(format!("Inset of \"{anchor}\" with no open Onset")));
+                    err(format!("Inset of \"{anchor}\" with no open Onset"));
                 }
             }
         }

@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use foldhash::{HashMap, HashSet};
-use nidos_dataset::{Dataset, FileContext, FileEntry};
+use nidos_dataset::{Dataset, FileContext, FileEntry, SidecarMerge};
 use nidos_expr::Context;
 use nidos_hed::check::Checker;
 use nidos_hed::defs::Definitions;
-use nidos_hed::events::{check_events_by, SharedPieces, SidecarHed, SidecarIssue};
+use nidos_hed::events::{check_events_with, SharedPieces, SidecarHed, SidecarIssue};
 use nidos_hed::{HedIssue, HedSchemas, SchemaSource};
 
 use crate::issue::{Issue, Severity, Sym};
@@ -175,7 +175,17 @@ fn dataset_definitions(ds: &Dataset, schemas: &HedSchemas) -> Definitions {
         if !f.validated() || f.name.extension != ".json" {
             continue;
         }
-        let json = ds.context_at(i).lookup("json").to_json();
+        let ctx = ds.context_at(i);
+        let json = ctx.lookup("json");
+        // Only entries with a `HED` member give strings (see `SidecarHed::read`).
+        let has_hed = json.as_object().is_some_and(|o| {
+            o.values()
+                .any(|v| v.as_object().is_some_and(|e| e.contains_key("HED")))
+        });
+        if !has_hed {
+            continue;
+        }
+        let json = json.to_json();
         let mut shape = Vec::new();
         let sidecar = SidecarHed::read(&json, &mut shape);
         for (_, s) in sidecar.strings() {
@@ -195,26 +205,27 @@ struct SidecarChecked {
     dup: Vec<HedIssue>,
 }
 
-/// What the tables of one dataset share: checked sidecars by their JSON text, checked pieces
-/// of row annotations.
+/// What the tables of one dataset share: checked sidecars by the files merged (the merged
+/// object is a function of them, root first), checked pieces of row annotations.
 #[derive(Default)]
 struct SidecarMemo {
-    sidecars: Mutex<HashMap<String, Arc<SidecarChecked>>>,
+    sidecars: Mutex<HashMap<Vec<String>, Arc<SidecarChecked>>>,
     pieces: SharedPieces,
 }
 
 fn sidecar_checked(
-    json: &serde_json::Value,
+    merge: &SidecarMerge,
     schemas: &HedSchemas,
     defs: &Definitions,
     memo: &SidecarMemo,
 ) -> Arc<SidecarChecked> {
-    let key = json.to_string();
-    if let Some(found) = memo.sidecars.lock().ok().and_then(|m| m.get(&key).cloned()) {
+    let key = merge.files.as_slice();
+    if let Some(found) = memo.sidecars.lock().ok().and_then(|m| m.get(key).cloned()) {
         return found;
     }
+    let json = merge.value.to_json();
     let mut issues: Vec<SidecarIssue> = Vec::new();
-    let sidecar = SidecarHed::read(json, &mut issues);
+    let sidecar = SidecarHed::read(&json, &mut issues);
     let checker = Checker::new(schemas, defs);
     let mut dup = Vec::new();
     let mut local = Definitions::default();
@@ -228,7 +239,7 @@ fn sidecar_checked(
         dup,
     });
     if let Ok(mut m) = memo.sidecars.lock() {
-        m.insert(key, checked.clone());
+        m.insert(key.to_vec(), checked.clone());
     }
     checked
 }
@@ -250,7 +261,7 @@ fn check_table(
         return;
     };
     let header = &table.headers;
-    let checked = sidecar_checked(&merge.value.to_json(), schemas, defs, memo);
+    let checked = sidecar_checked(merge, schemas, defs, memo);
     let sidecar = &checked.sidecar;
     if sidecar.is_empty() && !header.iter().any(|h| h == "HED") && checked.issues.is_empty() {
         return;
@@ -282,7 +293,9 @@ fn check_table(
         return;
     }
     let columns = &table.columns;
-    let row_issues = check_events_by(
+    let mut codes = Codes::default();
+    let mut rows = RowIssues::new(out.len());
+    check_events_with(
         &checker,
         sidecar,
         header,
@@ -294,16 +307,83 @@ fn check_table(
                 .map(String::as_str)
         },
         Some(&memo.pieces),
+        &mut |line, h| rows.push(out, codes.issue(h, location.clone(), "", line)),
     );
-    let mut seen: HashSet<(Option<usize>, &'static str, &str)> =
-        HashSet::with_capacity_and_hasher(row_issues.len(), Default::default());
-    out.reserve(row_issues.len());
-    let mut codes = Codes::default();
-    for ri in &row_issues {
-        if !seen.insert((ri.line, ri.issue.code, ri.issue.message.as_str())) {
-            continue;
+}
+
+/// The key that makes two row issues of a table the same issue: line, code, message (the
+/// message names the code and, with a line, ends in it, so it tells them apart alone).
+type RowKey = (Option<usize>, String, String);
+
+fn row_key(issue: &Issue) -> RowKey {
+    (
+        issue.line_number(),
+        issue.sub_code.as_str().to_string(),
+        issue.issue_message().unwrap_or_default().to_string(),
+    )
+}
+
+/// Adds a table's row issues to the report's list, each once (an issue repeated with the same
+/// line, code and message is left out, the first kept). The checks give them line by line in
+/// increasing order, then those across rows: while lines do not go back, an issue can only
+/// repeat one of its own line, the last few added, and is compared with those alone; from the
+/// first issue whose line goes back, every issue is kept in a set.
+struct RowIssues {
+    /// Where the table's row issues start in the list.
+    start: usize,
+    /// Where the issues of the latest line start, and that line.
+    block: usize,
+    line: Option<Option<usize>>,
+    /// All the row issues so far, once a line went back.
+    set: Option<HashSet<RowKey>>,
+}
+
+impl RowIssues {
+    fn new(start: usize) -> Self {
+        RowIssues {
+            start,
+            block: start,
+            line: None,
+            set: None,
         }
-        out.push(codes.issue(&ri.issue, location.clone(), "", ri.line));
+    }
+
+    fn push(&mut self, out: &mut Vec<Issue>, issue: Issue) {
+        let line = issue.line_number();
+        if self.set.is_none() {
+            match self.line {
+                Some(l) if l == line => {
+                    let same = |o: &Issue| {
+                        o.sub_code.as_str() == issue.sub_code.as_str()
+                            && o.issue_message() == issue.issue_message()
+                    };
+                    if !out.get(self.block..).unwrap_or_default().iter().any(same) {
+                        out.push(issue);
+                    }
+                    return;
+                }
+                Some(l) if l > line => {
+                    let set = out
+                        .get(self.start..)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(row_key)
+                        .collect();
+                    self.set = Some(set);
+                }
+                _ => {
+                    self.block = out.len();
+                    self.line = Some(line);
+                    out.push(issue);
+                    return;
+                }
+            }
+        }
+        if let Some(set) = &mut self.set {
+            if set.insert(row_key(&issue)) {
+                out.push(issue);
+            }
+        }
     }
 }
 
@@ -333,6 +413,67 @@ mod tests {
             assert_eq!(issue.sub_code.as_str(), "SIDECAR_KEY_MISSING");
             assert_eq!(issue.severity, Severity::Warning);
             assert_eq!(issue.code.as_str(), "HED_WARNING");
+        }
+    }
+
+    /// The streaming filter of repeated row issues keeps what a set of (line, code, message)
+    /// over all of them keeps, in the same order: repeats within a line, lines in order, a
+    /// line with no line number first, then lines that go back (the checks across rows),
+    /// repeating earlier ones or not.
+    #[test]
+    fn row_issues_drop_what_a_set_drops() {
+        let w = |code: &'static str, msg: &str| HedIssue::warning(code, msg.to_string());
+        let a = w("TAG_INVALID", "a");
+        let b = w("TAG_INVALID", "b");
+        let c = w("TAG_EXPRESSION_REPEATED", "a");
+        let cases: Vec<Vec<(Option<usize>, &HedIssue)>> = vec![
+            vec![],
+            vec![(None, &a), (None, &a), (Some(2), &a)],
+            vec![(Some(2), &a), (Some(2), &b), (Some(2), &a), (Some(3), &a)],
+            vec![(Some(2), &a), (Some(2), &c), (Some(3), &b), (Some(3), &b)],
+            vec![(Some(2), &a), (Some(4), &b), (Some(2), &a), (Some(3), &a)],
+            vec![
+                (Some(2), &a),
+                (Some(5), &b),
+                (Some(5), &b),
+                (Some(3), &c),
+                (Some(5), &b),
+            ],
+            vec![
+                (None, &a),
+                (Some(2), &a),
+                (None, &a),
+                (None, &b),
+                (Some(9), &c),
+                (Some(9), &c),
+            ],
+            vec![
+                (Some(7), &a),
+                (Some(7), &a),
+                (Some(8), &b),
+                (Some(8), &a),
+                (Some(7), &a),
+                (Some(6), &b),
+            ],
+        ];
+        for (n, case) in cases.iter().enumerate() {
+            // A sidecar issue before the table's row issues: not part of the filter.
+            let before = to_issue(&a, "/e.tsv", "");
+            let mut out = vec![before.clone()];
+            let mut rows = RowIssues::new(out.len());
+            let mut codes = Codes::default();
+            for &(line, h) in case {
+                rows.push(&mut out, codes.issue(h, Sym::from("/e.tsv"), "", line));
+            }
+            let mut seen = HashSet::default();
+            let mut want = vec![row_key(&before)];
+            for &(line, h) in case {
+                if seen.insert((line, h.code, h.message.clone())) {
+                    want.push(row_key(&to_issue_at(h, "/e.tsv", "", line)));
+                }
+            }
+            let got: Vec<RowKey> = out.iter().map(row_key).collect();
+            assert_eq!(got, want, "case {n}");
         }
     }
 }
