@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use nidos_schema::precompiled::{
     build_embedded, build_embedded_changes, build_embedded_index, embedded_pairs, encode,
+    encode_schema,
 };
 
 fn fail(what: &str, e: impl std::fmt::Display) -> ! {
@@ -74,7 +75,7 @@ fn main() {
     for (brand, version) in &keys {
         let schema = build_embedded(brand.as_deref(), version.as_deref())
             .unwrap_or_else(|e| fail(&format!("{brand:?} {version:?}"), e));
-        let file = out.file(encode(&schema));
+        let file = out.file(encode_schema(&schema));
         out.entry(brand, version, &file);
     }
     out.close();

@@ -168,8 +168,8 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     // The laps above, together: the next lap then counts the later versions alone.
     timer.lap("validation");
     if args.schema.schema.is_none() && args.schema.std_version.is_none() {
-        explain_pinning(&mut report, &loaded.schema, &ds, &opts, &args);
-        timer.lap("later versions");
+        explain_pinning(&mut report, &loaded.schema, &ds, &opts, &args, &timer);
+        timer.lap("later versions (the rest)");
     }
     if args.recursive {
         drop(ds);
@@ -451,6 +451,7 @@ fn explain_pinning(
     ds: &nidos_dataset::Dataset,
     opts: &Options,
     args: &Args,
+    timer: &crate::timer::Timer,
 ) {
     let dir = args.dataset.as_path();
     let key = schema.brand.version_key.clone();
@@ -474,8 +475,16 @@ fn explain_pinning(
     }
     newer.sort_by(|a, b| nidos_schema::compare_versions(a, b));
     let later: Vec<&str> = newer.into_iter().map(String::as_str).collect();
-    let load = |v: &str| Schema::bundled_for(Some(&brand), Some(v)).ok();
-    let changes = || nidos_schema::bundled_changes(Some(&brand)).ok();
+    let load = |v: &str| {
+        let schema = Schema::bundled_for(Some(&brand), Some(v)).ok();
+        timer.lap(&format!("later versions: load {v}"));
+        schema
+    };
+    let changes = || {
+        let changes = nidos_schema::bundled_changes(Some(&brand)).ok();
+        timer.lap("later versions: what each version changes");
+        changes
+    };
     // Only the issues of `VERSIONED_CODES` are compared, never HED's: the later versions'
     // runs leave HED unchecked, and validate only the files where those issues can arise,
     // with only the kinds of rules that decide them.
@@ -490,7 +499,11 @@ fn explain_pinning(
         // What the first run parsed is parsed again only if the later rules walk the
         // dataset differently.
         let again = nidos_dataset::Dataset::open_again(dir, s, &open_options(dir, opts, args), ds);
-        Some(Engine::new(s).validate_dataset(&again.ok()?, &quiet))
+        let engine = Engine::new(s);
+        timer.lap(&format!("later versions: open dataset, prepare {}", s.version));
+        let report = engine.validate_dataset(&again.ok()?, &quiet);
+        timer.lap(&format!("later versions: validate {}", s.version));
+        Some(report)
     };
     nidos_validate::pinning::explain_later_versions(
         report,

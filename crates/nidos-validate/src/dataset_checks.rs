@@ -88,7 +88,6 @@ impl Engine<'_> {
         }
         self.unknown_directories(ds, layout, out);
         case_collisions(ds.files(), out);
-        self.citation_file(ds, out);
     }
 
     /// NOT_INCLUDED for each directory the layout does not know (only those holding
@@ -123,14 +122,11 @@ impl Engine<'_> {
 
     /// CITATION.cff against the Citation File Format (see [`crate::cff`]).
     pub(crate) fn citation_file(&self, ds: &Dataset, out: &mut Vec<Issue>) {
-        let path = match &self.citation {
-            Ok(rules) => rules.path(),
-            Err(_) => "/CITATION.cff".to_string(),
-        };
+        let path = crate::cff::CffRules::path_for_schema(self.schema.citation.as_ref());
         let Some(file) = ds.find(&path).filter(|f| f.validated() && f.readable()) else {
             return;
         };
-        match &self.citation {
+        match self.citation_rules() {
             Ok(rules) => match ds.read_file(&file.path) {
                 Ok(bytes) => out.extend(rules.check_bytes(&bytes)),
                 Err(e) => out.push(

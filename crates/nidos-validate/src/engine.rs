@@ -47,7 +47,8 @@ pub struct Options {
     /// Apply only the selector rules of these kinds (each a [`nidos_schema::RuleKind`]
     /// name: `checks`, `sidecars`, `json`, `tabular_data`); `None`: every kind. File
     /// names and the dataset-level checks are checked in any case; with a set, the issues
-    /// of reading a file's own content and of sidecar overrides are not gathered. For
+    /// of reading a file's own content, of sidecar overrides and of the citation file's
+    /// content are not gathered. For
     /// re-checking some issues under other rules (see [`crate::pinning`]).
     pub only_kinds: Option<std::sync::Arc<HashSet<&'static str>>>,
     /// Leave HED annotations unchecked (`--no-hed`).
@@ -103,9 +104,10 @@ pub struct Engine<'s> {
     sidecar_index: RuleIndex,
     json_index: RuleIndex,
     tabular_index: RuleIndex,
-    /// The Citation File Format rules (the schema's, else the bundled ones); the reason
-    /// when they cannot be read.
-    pub(crate) citation: Result<crate::cff::CffRules, String>,
+    /// The Citation File Format rules (the schema's, else the bundled ones), or the
+    /// reason they cannot be read; read on first use, since most datasets have no
+    /// citation file (see [`Engine::citation_rules`]).
+    citation: std::sync::OnceLock<Result<crate::cff::CffRules, String>>,
     /// The schema's fixes, to mark reported issues `fixable`.
     fixes: crate::FixIndex,
 }
@@ -135,12 +137,19 @@ impl<'s> Engine<'s> {
             sidecar_index,
             json_index,
             tabular_index,
-            citation: crate::cff::CffRules::for_schema(schema.citation.as_ref()),
+            citation: std::sync::OnceLock::new(),
             fixes: crate::FixIndex::new(schema),
         }
     }
 
     /// Validates the dataset at `root`.
+    /// The Citation File Format rules: the schema's, else the bundled ones (read on
+    /// first use).
+    pub(crate) fn citation_rules(&self) -> &Result<crate::cff::CffRules, String> {
+        self.citation
+            .get_or_init(|| crate::cff::CffRules::for_schema(self.schema.citation.as_ref()))
+    }
+
     pub fn validate(
         &self,
         root: &Path,
@@ -256,6 +265,10 @@ impl<'s> Engine<'s> {
         issues.extend(seen.into_issues());
         issues.extend(ds.issues().iter().map(convert_dataset_issue));
         self.dataset_checks(ds, &layout, &used_sidecars, &mut issues);
+        if opts.only_kinds.is_none() {
+            // A citation file's content is checked by its own rules, not by a rule kind.
+            self.citation_file(ds, &mut issues);
+        }
         self.blacklisted_modalities(ds, &opts.blacklist_modalities, &mut issues);
         unsupported_type(&layout, &opts.dataset_types, &mut issues);
         opts.lap(|| "dataset checks".to_owned());

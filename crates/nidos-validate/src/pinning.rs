@@ -92,12 +92,8 @@ fn subject_of(issue: &Issue) -> Subject<'_> {
 }
 
 /// The key an issue is recognised by across two reports.
-fn key(i: &Issue) -> (String, String, String) {
-    (
-        i.code.to_string(),
-        i.sub_code.to_string(),
-        i.location.to_string(),
-    )
+fn key(i: &Issue) -> (&str, &str, &str) {
+    (&i.code, &i.sub_code, &i.location)
 }
 
 /// What a later version's run must cover to judge the issues still in question.
@@ -250,7 +246,7 @@ pub fn explain_later_versions(
             continue;
         };
         loaded.insert(version, schema);
-        let present: HashSet<_> = r.issues.iter().map(key).collect();
+        let present: crate::issue::FastSet<_> = r.issues.iter().map(key).collect();
         if Some(version) == newest {
             // Only the issues gone at the newest stay open (placed at it, failing an
             // earlier version without them).

@@ -57,6 +57,15 @@ impl CffRules {
         })
     }
 
+    /// The dataset path of the file that the rules of [`CffRules::for_schema`] check,
+    /// without reading the rules (the bundled ones check `CITATION.cff`).
+    pub(crate) fn path_for_schema(citation: Option<&Json>) -> String {
+        let file = citation.map_or(DEFAULT_FILE.to_string(), |tree| {
+            text_or(tree, "file", DEFAULT_FILE)
+        });
+        format!("/{}", file.trim_start_matches('/'))
+    }
+
     /// The dataset path of the file (`/CITATION.cff`).
     pub(crate) fn path(&self) -> String {
         format!("/{}", self.file.trim_start_matches('/'))
