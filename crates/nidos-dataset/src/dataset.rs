@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::entry::{DatasetError, DatasetIssue, FileEntry, OpenOptions};
 use crate::filename::{datatype_of, parse_name, ParsedName};
 use crate::fs::{Fs, Kind};
-use crate::index::{entity_index, suffix_index, SuffixIndex};
+use crate::index::{entity_index, suffix_index, EntityIndex, SuffixIndex};
 use crate::schema_info::SchemaInfo;
 
 /// A walked dataset: its files sorted by path, its directories and the indexes that
@@ -28,7 +28,7 @@ pub struct FileTree {
     /// [`crate::index::entity_key`] (a hash of directory, suffix, extension and sorted
     /// entities) → files, so a lookup tries each subset of a file's entities instead of
     /// every file with the suffix. Lookups check the files they find.
-    pub(crate) by_entities: foldhash::HashMap<u64, Vec<usize>>,
+    pub(crate) by_entities: EntityIndex,
     pub(crate) entity_hasher: foldhash::fast::RandomState,
     /// Every directory path (without trailing `/`; the root is absent).
     pub(crate) dir_paths: HashSet<String>,

@@ -161,6 +161,14 @@ impl FileEntry {
         &p[p.rfind('/').map(|i| i + 1).unwrap_or(0)..]
     }
 
+    /// The path without the file name's extension (`/sub-01/anat/sub-01_T1w`). (Kept
+    /// as a view of the path rather than in the parsed name: one string less per file.)
+    pub fn path_stem(&self) -> &str {
+        self.path
+            .strip_suffix(self.name.extension.as_str())
+            .unwrap_or(&self.path)
+    }
+
     /// The directory, with leading and trailing `/` (`/sub-01/anat/`; `/` at the root).
     pub fn dir(&self) -> &str {
         let p = self.path.trim_end_matches('/');

@@ -43,8 +43,6 @@ pub struct ParsedName {
     /// The extension, from the left-most period that follows an alphanumeric character
     /// (`.nii.gz`); empty when there is none. Directories treated as files end with `/`.
     pub extension: String,
-    /// The name without its extension.
-    pub stem: String,
     /// Parts of the stem that are neither `key-value` pairs nor the final suffix.
     pub stray: Vec<String>,
 }
@@ -98,11 +96,13 @@ pub fn parse_name(name: &str, is_dir: bool) -> ParsedName {
     }
     let mut out = ParsedName {
         extension,
-        stem: stem.to_string(),
         ..Default::default()
     };
     let parts: Vec<&str> = stem.split('_').collect();
     let n = parts.len();
+    // Exactly the room the pairs need (a dataset holds one parsed name per file).
+    out.pairs
+        .reserve_exact(parts.iter().filter(|p| p.contains('-')).count());
     for (i, part) in parts.iter().enumerate() {
         match part.split_once('-') {
             Some((k, v)) => out.pairs.push((k.to_string(), v.to_string())),
@@ -139,7 +139,6 @@ mod tests {
         let p = parse_name("sub-01_task-rest_run-1_bold.nii.gz", false);
         assert_eq!(p.suffix.as_deref(), Some("bold"));
         assert_eq!(p.extension, ".nii.gz");
-        assert_eq!(p.stem, "sub-01_task-rest_run-1_bold");
         assert_eq!(p.get("task"), Some("rest"));
         let p = parse_name("sub-01_SPIM.ome.zarr", true);
         assert_eq!(p.extension, ".ome.zarr/");

@@ -65,7 +65,7 @@ pub(crate) fn walk_back(ds: &FileTree, src: usize, t: &Target<'_>) -> Vec<Vec<us
         } else {
             members
                 .iter()
-                .copied()
+                .map(|&i| i as usize)
                 .filter(|&i| {
                     let c = &ds.files[i];
                     // A name with parts that are not entities (`dataset_description.json`)
@@ -95,7 +95,7 @@ fn same_stem(ds: &FileTree, src: usize, extensions: &[String]) -> Vec<Vec<usize>
     let found: Vec<usize> = extensions
         .iter()
         .filter(|e| **e != file.name.extension)
-        .filter_map(|e| ds.index_of(&format!("{}{}{e}", file.dir(), file.name.stem)))
+        .filter_map(|e| ds.index_of(&format!("{}{e}", file.path_stem())))
         .collect();
     if found.is_empty() {
         Vec::new()
@@ -121,16 +121,14 @@ fn subset_lookup(
             subset.clear();
             subset.extend((0..n).filter(|b| mask & (1 << b) != 0).map(|b| pairs[b]));
             let key = entity_key(&ds.entity_hasher, (dir, suffix, ext), &subset);
-            if let Some(hits) = ds.by_entities.get(&key) {
-                found.extend(hits.iter().copied().filter(|&i| {
-                    let c = &ds.files[i];
-                    i != src
-                        && c.dir() == dir
-                        && c.name.suffix.as_deref() == Some(suffix)
-                        && c.name.extension == *ext
-                        && c.name.sorted_pairs() == subset
-                }));
-            }
+            found.extend(ds.by_entities.get(key).filter(|&i| {
+                let c = &ds.files[i];
+                i != src
+                    && c.dir() == dir
+                    && c.name.suffix.as_deref() == Some(suffix)
+                    && c.name.extension == *ext
+                    && c.name.sorted_pairs() == subset
+            }));
         }
     }
     found.sort_unstable();
