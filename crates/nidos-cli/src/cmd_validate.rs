@@ -140,6 +140,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             .build_global()
             .context("cannot start the worker threads")?;
     }
+    crate::huge_pages::fit_to(&args.dataset);
     let timer = crate::timer::Timer::start();
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
     loaded.print_warnings("nidos: ");
@@ -500,7 +501,10 @@ fn explain_pinning(
         // dataset differently.
         let again = nidos_dataset::Dataset::open_again(dir, s, &open_options(dir, opts, args), ds);
         let engine = Engine::new(s);
-        timer.lap(&format!("later versions: open dataset, prepare {}", s.version));
+        timer.lap(&format!(
+            "later versions: open dataset, prepare {}",
+            s.version
+        ));
         let report = engine.validate_dataset(&again.ok()?, &quiet);
         timer.lap(&format!("later versions: validate {}", s.version));
         Some(report)

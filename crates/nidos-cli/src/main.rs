@@ -7,10 +7,8 @@ use clap::{Parser, Subcommand};
 
 /// The allocator: a validation run makes millions of small, short-lived allocations
 /// (strings of names, cells and messages) from several threads, which mimalloc serves
-/// with per-thread free lists (see docs/performance.md). Built with `no_thp`: it does not
-/// ask for transparent huge pages on its regions, which on Linux (THP in `madvise` mode)
-/// made the kernel back partly used regions with whole 2 MiB pages (peak RSS at 32k files:
-/// 133 MB with them, 97–106 MB without).
+/// with per-thread free lists (see docs/performance.md). It asks for transparent huge
+/// pages on its regions; `huge_pages` turns them off for large datasets.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -25,6 +23,7 @@ mod cmd_path;
 mod cmd_repl;
 mod cmd_schema;
 mod cmd_validate;
+mod huge_pages;
 mod prune_fs;
 mod render_html;
 mod render_sarif;

@@ -159,7 +159,9 @@ impl<'a> ReportJson<'a> {
     pub fn write_compact(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         use rayon::prelude::*;
         const CHUNK: usize = 4096;
-        const WINDOW: usize = 8 * CHUNK;
+        // One chunk per worker at a time: the rendered text waiting to be written stays
+        // small (about 1 MB per chunk), while every worker renders.
+        let window = CHUNK * rayon::current_num_threads().max(1);
         let messages = self.issues.field_messages;
         let render = |chunk: &[Issue]| -> Vec<u8> {
             let mut buf = Vec::with_capacity(chunk.len() * 192);
@@ -174,7 +176,7 @@ impl<'a> ReportJson<'a> {
             buf
         };
         out.write_all(br#"{"issues":{"issues":["#)?;
-        for (w, window) in self.issues.issues.chunks(WINDOW).enumerate() {
+        for (w, window) in self.issues.issues.chunks(window).enumerate() {
             let parts: Vec<Vec<u8>> = window.par_chunks(CHUNK).map(render).collect();
             for (i, part) in parts.into_iter().enumerate() {
                 if w > 0 || i > 0 {
