@@ -4,9 +4,9 @@
 //! `../shared/conformance/realworld/datasets/`, in the same run.
 //!
 //! After one unmeasured nidos run per dataset (it warms the page cache for both tools),
-//! each of the K rounds runs nidos then the reference on every dataset in turn, so both
-//! tools see the same machine; each figure is the median of its K runs, timed from spawn
-//! to exit. The report lists each dataset's medians and ratio, the total ratio (sum of the
+//! each of the K rounds runs nidos [`NIDOS_PER_ROUND`] times then the reference once on
+//! every dataset in turn, so both tools see the same machine; each figure is the median
+//! of its runs, timed from spawn to exit. The report lists each dataset's medians and ratio, the total ratio (sum of the
 //! reference's medians over the sum of nidos's), and the `NIDOS_TIMING=1` phase profile
 //! of the dataset with the lowest ratio. Writes its section of `docs/performance.md`
 //! between its markers (unless `--no-write`). Slow (the reference takes seconds per
@@ -189,6 +189,12 @@ fn load_average() -> String {
 }
 
 /// Entry point of `cargo xtask bench --realworld`.
+/// nidos runs per dataset and round. A 10–40 ms run's wall time depends on what ran just
+/// before (right after the reference frees its gigabyte, the kernel compacts memory for
+/// the allocator's huge pages), so the short runs are sampled more often than the
+/// reference's seconds-long ones.
+const NIDOS_PER_ROUND: u32 = 3;
+
 pub(crate) fn run(runs: u32, with_reference: bool, write: bool) -> Result<()> {
     let base = shared().join("conformance/realworld/datasets");
     if !base.is_dir() {
@@ -232,7 +238,9 @@ pub(crate) fn run(runs: u32, with_reference: bool, write: bool) -> Result<()> {
     for round in 1..=runs {
         eprintln!("round {round}/{runs} …");
         for (t, d) in timings.iter_mut().zip(&dirs) {
-            t.nidos.push(time_one(&nidos, &nidos_args(d))?);
+            for _ in 0..NIDOS_PER_ROUND {
+                t.nidos.push(time_one(&nidos, &nidos_args(d))?);
+            }
             if let Some(r) = &reference {
                 t.reference.push(time_one(r, &[d.as_str(), "--json"])?);
             }
@@ -270,8 +278,9 @@ pub(crate) fn run(runs: u32, with_reference: bool, write: bool) -> Result<()> {
              (other builds share the machine)  \n\
              Each dataset of `../shared/conformance/realworld/datasets/`: `nidos validate DIR --format json -o /dev/null` \
              (release build, bundled rules) and `bids-validator-deno DIR --json > /dev/null`, wall time from spawn \
-             to exit; one nidos warm-up per dataset, then {runs} rounds running both tools on every dataset in turn; \
-             medians of the {runs} runs. The total ratio is the sum of the reference's medians over the sum of nidos's.\n",
+             to exit; one nidos warm-up per dataset, then {runs} rounds running, on every dataset in turn, nidos \
+             {NIDOS_PER_ROUND} times and the reference once; medians of each tool's runs. The total ratio is the sum \
+             of the reference's medians over the sum of nidos's.\n",
             std::thread::available_parallelism().map_or(1, |n| n.get()),
         );
         section.push_str(&table);
