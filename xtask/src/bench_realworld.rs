@@ -15,11 +15,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
-use crate::tools::{build_binary, count_files, median};
+use crate::tools::{build_binary, count_files, median, time_one};
 use crate::{root, shared};
 
 const BEGIN: &str = "<!-- bench-realworld:begin (written by `cargo xtask bench --realworld`) -->";
@@ -138,27 +137,6 @@ pub(crate) fn render(summary: &Summary) -> String {
 
 /// Wall time of one child process from spawn to exit; exit codes 0 and 16 (issues
 /// found) are success for both tools.
-fn time_one(program: &Path, args: &[&str]) -> Result<f64> {
-    let start = Instant::now();
-    let status = Command::new(program)
-        .args(args)
-        .env_remove("NIDOS_SCHEMA_DIR")
-        .env_remove("NIDOS_TIMING")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .with_context(|| format!("running {}", program.display()))?;
-    let elapsed = start.elapsed().as_secs_f64();
-    match status.code() {
-        Some(0) | Some(16) => Ok(elapsed),
-        other => bail!(
-            "{} {} exited with {other:?}",
-            program.display(),
-            args.join(" ")
-        ),
-    }
-}
-
 /// The nidos command line measured on each dataset.
 fn nidos_args(dir: &str) -> [&str; 6] {
     ["validate", dir, "--format", "json", "-o", "/dev/null"]

@@ -7,34 +7,15 @@
 //! warm-up. Writes its section of `docs/performance.md` (between its markers).
 
 use std::fmt::Write as _;
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 
-use crate::tools::{build_binary, count_files, median};
+use crate::tools::{build_binary, count_files, median, time_one};
 use crate::{flag, root, shared};
 
 const DATASETS: &[&str] = &["ds001", "eeg_matchingpennies", "ds000117"];
 const BEGIN: &str = "<!-- bench-small:begin -->";
 const END: &str = "<!-- bench-small:end -->";
-
-fn time_one(program: &Path, args: &[&str]) -> Result<f64> {
-    let start = Instant::now();
-    let status = Command::new(program)
-        .args(args)
-        .env_remove("NIDOS_SCHEMA_DIR")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .with_context(|| format!("running {}", program.display()))?;
-    let elapsed = start.elapsed().as_secs_f64();
-    match status.code() {
-        Some(0) | Some(16) => Ok(elapsed),
-        other => bail!("{} exited with {other:?}", program.display()),
-    }
-}
 
 pub fn run(args: &[String]) -> Result<()> {
     let runs: usize = flag(args, "--runs")

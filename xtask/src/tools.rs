@@ -1,11 +1,36 @@
 //! Small helpers the chores share: building the release binary, medians, file counts.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::root;
+
+/// The wall time of one run of `program args`, from spawn to exit, in seconds (output
+/// discarded; no `NIDOS_SCHEMA_DIR` or `NIDOS_TIMING` from the caller's environment). A
+/// run must end with code 0 or 16 (issues found).
+pub(crate) fn time_one(program: &Path, args: &[&str]) -> Result<f64> {
+    let start = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .env_remove("NIDOS_SCHEMA_DIR")
+        .env_remove("NIDOS_TIMING")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .with_context(|| format!("running {}", program.display()))?;
+    let elapsed = start.elapsed().as_secs_f64();
+    match status.code() {
+        Some(0) | Some(16) => Ok(elapsed),
+        other => bail!(
+            "{} {} exited with {other:?}",
+            program.display(),
+            args.join(" ")
+        ),
+    }
+}
 
 /// Builds `nidos` in release mode in this checkout; returns the binary's path.
 pub(crate) fn build_binary() -> Result<PathBuf> {
