@@ -48,8 +48,8 @@ pub struct Options {
     /// name: `checks`, `sidecars`, `json`, `tabular_data`); `None`: every kind. File
     /// names and the dataset-level checks are checked in any case; with a set, the issues
     /// of reading a file's own content, of sidecar overrides and of the citation file's
-    /// content are not gathered. For
-    /// re-checking some issues under other rules (see [`crate::pinning`]).
+    /// content are not gathered. For re-checking some issues under other rules (see
+    /// [`crate::pinning`]).
     pub only_kinds: Option<std::sync::Arc<HashSet<&'static str>>>,
     /// Leave HED annotations unchecked (`--no-hed`).
     pub skip_hed: bool,
@@ -142,7 +142,6 @@ impl<'s> Engine<'s> {
         }
     }
 
-    /// Validates the dataset at `root`.
     /// The Citation File Format rules: the schema's, else the bundled ones (read on
     /// first use).
     pub(crate) fn citation_rules(&self) -> &Result<crate::cff::CffRules, String> {
@@ -150,6 +149,7 @@ impl<'s> Engine<'s> {
             .get_or_init(|| crate::cff::CffRules::for_schema(self.schema.citation.as_ref()))
     }
 
+    /// Validates the dataset at `root`.
     pub fn validate(
         &self,
         root: &Path,
@@ -321,7 +321,6 @@ impl<'s> Engine<'s> {
             hed,
             kinds,
         } = run;
-        let applies = |kind: &str| kinds.is_none_or(|k| k.contains(kind));
         let (idx, file) = file;
         let schema = self.schema;
         let location = Sym::from(file.path.as_str());
@@ -355,20 +354,22 @@ impl<'s> Engine<'s> {
             derivative_dataset: derivative,
         };
         let keys = view.index_keys();
+        // The candidate rules of one kind for this file: none when the kind is not applied.
+        let find = |kind: &str, index: &RuleIndex, out: &mut Vec<usize>| {
+            out.clear();
+            if kinds.is_none_or(|k| k.contains(kind)) {
+                index.candidates(&keys, out);
+            }
+        };
         let mut candidates = Vec::new();
-        if applies("checks") {
-            self.check_index.candidates(&keys, &mut candidates);
-        }
+        find("checks", &self.check_index, &mut candidates);
         for &i in &candidates {
             let rule = &schema.checks[i];
             if selectors.all(self.check_index.selectors(i), &view) {
                 apply::apply_check(rule, &view, &facts, out);
             }
         }
-        candidates.clear();
-        if applies("sidecars") {
-            self.sidecar_index.candidates(&keys, &mut candidates);
-        }
+        find("sidecars", &self.sidecar_index, &mut candidates);
         for &i in &candidates {
             let rule = &schema.sidecar_rules[i];
             if selectors.all(self.sidecar_index.selectors(i), &view) {
@@ -376,10 +377,7 @@ impl<'s> Engine<'s> {
                 apply::apply_fields(&self.prepared, rule, true, &view, &facts, seen, out);
             }
         }
-        candidates.clear();
-        if applies("json") {
-            self.json_index.candidates(&keys, &mut candidates);
-        }
+        find("json", &self.json_index, &mut candidates);
         for &i in &candidates {
             let rule = &schema.json_rules[i];
             if selectors.all(self.json_index.selectors(i), &view) {
@@ -388,10 +386,7 @@ impl<'s> Engine<'s> {
             }
         }
         let mut table_cache: Option<(Vec<String>, Value)> = None;
-        candidates.clear();
-        if applies("tabular_data") {
-            self.tabular_index.candidates(&keys, &mut candidates);
-        }
+        find("tabular_data", &self.tabular_index, &mut candidates);
         for &i in &candidates {
             let rule = &schema.tabular_rules[i];
             if !selectors.all(self.tabular_index.selectors(i), &view) {

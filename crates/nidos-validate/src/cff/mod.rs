@@ -63,12 +63,12 @@ impl CffRules {
         let file = citation.map_or(DEFAULT_FILE.to_string(), |tree| {
             text_or(tree, "file", DEFAULT_FILE)
         });
-        format!("/{}", file.trim_start_matches('/'))
+        dataset_path(&file)
     }
 
     /// The dataset path of the file (`/CITATION.cff`).
     pub(crate) fn path(&self) -> String {
-        format!("/{}", self.file.trim_start_matches('/'))
+        dataset_path(&self.file)
     }
 
     /// Every issue of one CITATION.cff's content.
@@ -314,6 +314,11 @@ struct Finding {
 /// A key as a JSON pointer token (`~` and `/` escaped).
 fn pointer_token(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
+}
+
+/// `file` (`CITATION.cff`) as a dataset path (`/CITATION.cff`).
+fn dataset_path(file: &str) -> String {
+    format!("/{}", file.trim_start_matches('/'))
 }
 
 fn text_or(tree: &Json, key: &str, default: &str) -> String {
