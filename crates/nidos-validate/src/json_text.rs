@@ -69,24 +69,120 @@ pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
     out.reserve(b.len() + 2);
     out.push(b'"');
+    push_escaped(out, b);
+    out.push(b'"');
+}
+
+/// Appends the escaped bytes of `b` (no quotes). Returns the position in `b` just after its
+/// last byte that needed an escape (0 when none did) and the length of `out` at that point:
+/// from there on the escaped text is the raw text. Escaping is byte by byte, so the escape of
+/// a text is the escapes of its parts put together, whatever the split.
+fn push_escaped(out: &mut Vec<u8>, b: &[u8]) -> (usize, usize) {
     let mut start = 0;
     while let Some(k) = b.get(start..).and_then(find_escape) {
         let at = start + k;
         out.extend_from_slice(b.get(start..at).unwrap_or_default());
-        push_escape(out, b[at]);
+        if let Some(&c) = b.get(at) {
+            push_escape(out, c);
+        }
         start = at + 1;
     }
+    let clean = (start, out.len());
     out.extend_from_slice(b.get(start..).unwrap_or_default());
-    out.push(b'"');
+    clean
+}
+
+/// The length of the common prefix of `a` and `b`, compared eight bytes at a time.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut i = 0;
+    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        let mut wx = [0u8; 8];
+        let mut wy = [0u8; 8];
+        wx.copy_from_slice(x);
+        wy.copy_from_slice(y);
+        let diff = u64::from_le_bytes(wx) ^ u64::from_le_bytes(wy);
+        if diff != 0 {
+            return i + (diff.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + a
+        .get(i..)
+        .unwrap_or_default()
+        .iter()
+        .zip(b.get(i..).unwrap_or_default())
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// The previous message written into the buffer, to write the next one from it when they
+/// begin alike (issues of one kind come in runs whose messages differ only near their end,
+/// e.g. in a line number): its text, where its escaped text starts in the buffer, the
+/// position in the text just after its last escaped byte and where that is in the buffer.
+pub(crate) struct LastMessage<'a> {
+    text: &'a [u8],
+    at: usize,
+    clean: usize,
+    clean_at: usize,
+}
+
+/// Shorter common prefixes are escaped again: comparing and copying would save little.
+const MIN_SHARED_PREFIX: usize = 16;
+
+impl<'a> LastMessage<'a> {
+    /// Appends `s` as a JSON string like [`push_str`], and remembers it in `last`. When `s`
+    /// shares with the previous message a prefix that reaches past that message's last
+    /// escape, the escaped prefix is copied from the buffer (past the last escape, escaped
+    /// and raw bytes are the same, so its end there is known) and only the rest is escaped.
+    /// `last` must have been filled by writes into this same `out`.
+    pub(crate) fn push(last: &mut Option<LastMessage<'a>>, out: &mut Vec<u8>, s: &'a str) {
+        let b = s.as_bytes();
+        out.reserve(b.len() + 2);
+        out.push(b'"');
+        let at = out.len();
+        let mut clean = None;
+        if let Some(prev) = last.as_ref() {
+            let common = common_prefix(prev.text, b);
+            if common >= prev.clean && common >= MIN_SHARED_PREFIX {
+                let end = prev.clean_at + (common - prev.clean);
+                if prev.at <= end && end <= out.len() {
+                    out.extend_from_within(prev.at..end);
+                    let (k, k_at) = push_escaped(out, b.get(common..).unwrap_or_default());
+                    clean = Some(if k > 0 {
+                        (common + k, k_at)
+                    } else {
+                        (prev.clean, at + (prev.clean_at - prev.at))
+                    });
+                }
+            }
+        }
+        let (clean, clean_at) = match clean {
+            Some(c) => c,
+            None => push_escaped(out, b),
+        };
+        out.push(b'"');
+        *last = Some(LastMessage {
+            text: b,
+            at,
+            clean,
+            clean_at,
+        });
+    }
 }
 
 /// The JSON text of the shared texts (code, sub-code, location) the previous issue wrote,
 /// as ranges of the buffer: sorted issues come in runs that share them, so a text equal to
 /// the previous one (the same shared copy) is copied from the buffer instead of escaped
-/// again.
+/// again. Likewise the previous message ([`LastMessage`]), when the next one begins alike.
 #[derive(Default)]
 pub(crate) struct Recent<'a> {
     last: [Option<(&'a Sym, std::ops::Range<usize>)>; 3],
+    message: Option<LastMessage<'a>>,
+    /// The previous issue and the text of its fields up to its location: the same for the
+    /// next issue when it shares code, sub-code, severity and location (one copy then).
+    head: Option<(&'a Issue, std::ops::Range<usize>)>,
 }
 
 impl<'a> Recent<'a> {
@@ -135,27 +231,41 @@ pub(crate) fn push_issue(out: &mut Vec<u8>, issue: &Issue, fallback_message: Opt
     push_issue_after(out, issue, fallback_message, &mut Recent::default());
 }
 
-/// [`push_issue`], reusing the text of the previous issue's shared texts from `recent`
-/// (which must have been filled by writes into this same `out`).
+/// [`push_issue`], reusing the text of the previous issue's shared texts and message from
+/// `recent` (which must have been filled by writes into this same `out`).
 pub(crate) fn push_issue_after<'a>(
     out: &mut Vec<u8>,
     issue: &'a Issue,
-    fallback_message: Option<&str>,
+    fallback_message: Option<&'a str>,
     recent: &mut Recent<'a>,
 ) {
-    out.extend_from_slice(b"{\"code\":");
-    recent.push(out, 0, &issue.code);
-    out.extend_from_slice(b",\"subCode\":");
-    recent.push(out, 1, &issue.sub_code);
-    out.extend_from_slice(match issue.severity {
-        Severity::Error => b",\"severity\":\"error\",\"location\":",
-        Severity::Warning => b",\"severity\":\"warning\",\"location\":",
-        Severity::Ignore => b",\"severity\":\"ignore\",\"location\":",
-    });
-    recent.push(out, 2, &issue.location);
+    let start = out.len();
+    match &recent.head {
+        Some((prev, range))
+            if prev.code.same(&issue.code)
+                && prev.sub_code.same(&issue.sub_code)
+                && prev.location.same(&issue.location)
+                && prev.severity == issue.severity =>
+        {
+            out.extend_from_within(range.clone());
+        }
+        _ => {
+            out.extend_from_slice(b"{\"code\":");
+            recent.push(out, 0, &issue.code);
+            out.extend_from_slice(b",\"subCode\":");
+            recent.push(out, 1, &issue.sub_code);
+            out.extend_from_slice(match issue.severity {
+                Severity::Error => b",\"severity\":\"error\",\"location\":",
+                Severity::Warning => b",\"severity\":\"warning\",\"location\":",
+                Severity::Ignore => b",\"severity\":\"ignore\",\"location\":",
+            });
+            recent.push(out, 2, &issue.location);
+        }
+    }
+    recent.head = Some((issue, start..out.len()));
     if let Some(m) = issue.issue_message().or(fallback_message) {
         out.extend_from_slice(b",\"issueMessage\":");
-        push_str(out, m);
+        LastMessage::push(&mut recent.message, out, m);
     }
     if let Some(rule) = &issue.rule {
         out.extend_from_slice(b",\"rule\":");
@@ -255,6 +365,71 @@ mod tests {
             String::from_utf8_lossy(&got),
             String::from_utf8_lossy(&want)
         );
+    }
+
+    /// Runs of messages written one after another, each from the previous one where they
+    /// begin alike: common prefixes of every length (below, at and above the threshold,
+    /// ending before, on and after escapes), escapes in the differing tail or none, texts
+    /// that are prefixes of one another, multi-byte characters split by the prefix.
+    #[test]
+    fn message_runs_escape_as_serde_json() {
+        let stems = [
+            "[SIDECAR_KEY_MISSING] value \"10\" of column \"value\" has no HED annotation",
+            "plain text without anything to escape, long enough to share",
+            "tab\there and a quote \" then é€😀 and a long plain tail to share",
+            "\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"",
+        ];
+        let tails = [
+            "",
+            " (TSV line 2)",
+            " (TSV line 10)",
+            "\"x\"",
+            "\n",
+            "é",
+            "\\ (line 3)",
+        ];
+        let mut texts: Vec<String> = Vec::new();
+        for stem in stems {
+            for cut in (0..=stem.len()).filter(|&c| stem.is_char_boundary(c)) {
+                for tail in tails {
+                    texts.push(format!("{}{tail}", &stem[..cut]));
+                }
+            }
+        }
+        let mut got = Vec::new();
+        let mut want = Vec::new();
+        let mut last = None;
+        // Each text after every text of its neighbourhood (and the whole list in order).
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        for i in 0..texts.len() {
+            order.push(i);
+            order.push((i * 7 + 3) % texts.len());
+        }
+        for &i in &order {
+            got.push(b',');
+            want.push(b',');
+            LastMessage::push(&mut last, &mut got, &texts[i]);
+            want.extend(serde_str(&texts[i]));
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want)
+        );
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn common_prefixes() {
+        let a = b"abcdefghijklmnopqrstuvwxyz";
+        for n in 0..=a.len() {
+            for m in 0..=a.len() {
+                let mut b = a[..m].to_vec();
+                if n < m {
+                    b[n] = b'!';
+                }
+                assert_eq!(common_prefix(&a[..], &b), n.min(m), "{n} {m}");
+            }
+        }
     }
 
     #[test]

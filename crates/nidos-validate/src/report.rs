@@ -164,7 +164,21 @@ impl<'a> ReportJson<'a> {
         let window = CHUNK * rayon::current_num_threads().max(1);
         let messages = self.issues.field_messages;
         let render = |chunk: &[Issue]| -> Vec<u8> {
-            let mut buf = Vec::with_capacity(chunk.len() * 192);
+            // Room for the whole chunk, so the buffer is not copied as it grows: each
+            // issue's texts and its fixed parts (a few escapes may still overflow it).
+            let room: usize = chunk
+                .iter()
+                .map(|i| {
+                    160 + i.code.len()
+                        + i.sub_code.len()
+                        + i.location.len()
+                        + i.issue_message().map_or(0, str::len)
+                        + i.rule.as_ref().map_or(0, |r| r.len())
+                        + i.affects().iter().map(|a| a.len() + 3).sum::<usize>()
+                })
+                .sum::<usize>()
+                .max(chunk.len() * 192);
+            let mut buf = Vec::with_capacity(room);
             let mut recent = crate::json_text::Recent::default();
             for (i, issue) in chunk.iter().enumerate() {
                 if i > 0 {
