@@ -408,16 +408,16 @@ impl NiftiHeader {
     pub fn to_value(&self) -> Value {
         let num = |n: f64| Value::Number(n);
         let (freq, phase, slice) = self.dim_info_parts();
-        let mut di = Object::new();
+        let mut di = Object::default();
         di.insert("freq".into(), num(f64::from(freq)));
         di.insert("phase".into(), num(f64::from(phase)));
         di.insert("slice".into(), num(f64::from(slice)));
-        let mut units = Object::new();
+        let mut units = Object::default();
         units.insert("xyz".into(), Value::str(self.xyz_unit()));
         units.insert("t".into(), Value::str(self.t_unit()));
         let ints = |v: &[i64]| Value::array(v.iter().map(|&x| num(x as f64)).collect());
         let floats = |v: &[f64]| Value::array(v.iter().map(|&x| num(x)).collect());
-        let mut o = Object::new();
+        let mut o = Object::default();
         o.insert("dim_info".into(), Value::object(di));
         o.insert("dim".into(), ints(&self.dim));
         o.insert("pixdim".into(), floats(&self.pixdim));
