@@ -58,8 +58,13 @@ pub struct Report {
     pub hidden_warnings: usize,
     /// The `issueMessage` of issues that have none of their own, by (code, subCode):
     /// `Field description: …` for a missing key, as the reference words it.
-    pub field_messages: IndexMap<(String, String), String>,
+    pub field_messages: FieldMessages,
 }
+
+/// Fallback messages by (code, sub-code). Looked up for every issue without a message of
+/// its own while the report is written, hence foldhash rather than SipHash; the order is
+/// insertion order.
+pub type FieldMessages = IndexMap<(String, String), String, foldhash::fast::RandomState>;
 
 impl Report {
     /// The message the report gives `issue` when it has none of its own.
@@ -68,10 +73,7 @@ impl Report {
     }
 }
 
-fn fallback<'m>(
-    messages: &'m IndexMap<(String, String), String>,
-    issue: &Issue,
-) -> Option<&'m str> {
+fn fallback<'m>(messages: &'m FieldMessages, issue: &Issue) -> Option<&'m str> {
     if messages.is_empty() || issue.issue_message().is_some() {
         return None;
     }
@@ -230,7 +232,7 @@ impl<'a> ReportJson<'a> {
 struct IssuesJson<'a> {
     issues: &'a [Issue],
     code_messages: &'a IndexMap<String, String>,
-    field_messages: &'a IndexMap<(String, String), String>,
+    field_messages: &'a FieldMessages,
 }
 
 impl Serialize for IssuesJson<'_> {
@@ -251,7 +253,7 @@ impl Serialize for IssuesJson<'_> {
 
 struct IssueList<'a> {
     issues: &'a [Issue],
-    messages: &'a IndexMap<(String, String), String>,
+    messages: &'a FieldMessages,
 }
 
 impl Serialize for IssueList<'_> {

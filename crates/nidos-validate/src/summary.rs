@@ -57,7 +57,7 @@ impl Engine<'_> {
 
     /// `Field description: …` for each (code, key) of a missing key among `issues`:
     /// the issue texts the reference gives them, held once per pair.
-    pub(crate) fn field_messages(&self, issues: &[Issue]) -> IndexMap<(String, String), String> {
+    pub(crate) fn field_messages(&self, issues: &[Issue]) -> crate::report::FieldMessages {
         let mut missing_codes: BTreeSet<&str> = [
             "JSON_KEY_RECOMMENDED",
             "JSON_KEY_REQUIRED",
@@ -67,7 +67,7 @@ impl Engine<'_> {
         .into_iter()
         .collect();
         missing_codes.extend(self.field_issue_specs().map(|spec| spec.code.as_str()));
-        let mut out = IndexMap::new();
+        let mut out = crate::report::FieldMessages::default();
         // The pairs already looked at (borrowed, foldhash): most issues repeat a pair, and
         // an owned key per issue cost two allocations and a SipHash lookup.
         let mut seen: crate::issue::FastSet<(&str, &str)> = crate::issue::FastSet::default();
