@@ -64,7 +64,7 @@ fn short_keys(ds: &Dataset, free: &[String]) -> Vec<String> {
 /// Computes the `associations` object of a file and the issues found.
 pub(crate) fn associations<C: Context>(s: &Subject<'_, C>) -> (Value, Vec<DatasetIssue>) {
     let (ds, src, ctx) = (s.ds, s.src, s.ctx);
-    let mut out = Object::new();
+    let mut out = Object::default();
     let mut issues = Vec::new();
     for def in &ds.schema_info().associations {
         if !selects(def, ctx) {
@@ -77,7 +77,7 @@ pub(crate) fn associations<C: Context>(s: &Subject<'_, C>) -> (Value, Vec<Datase
                 .iter()
                 .find(|d| &d.name == forward && d.reverse.is_none());
             if let Some(user) = forward.and_then(|f| first_user(s, f)) {
-                let mut o = Object::new();
+                let mut o = Object::default();
                 o.insert("path".into(), Value::str(ds.files[user].path.as_str()));
                 out.insert(def.name.clone(), Value::object(o));
             }
@@ -188,7 +188,7 @@ fn coordsystems(ds: &Dataset, cands: &[usize]) -> Value {
             parents.push(parent);
         }
     }
-    let mut o = Object::new();
+    let mut o = Object::default();
     o.insert("paths".into(), Value::array(paths));
     o.insert("spaces".into(), Value::array(spaces));
     o.insert("ParentCoordinateSystems".into(), Value::array(parents));
@@ -197,7 +197,7 @@ fn coordsystems(ds: &Dataset, cands: &[usize]) -> Value {
 
 fn payload(ds: &Dataset, name: &str, idx: usize) -> (Value, Vec<DatasetIssue>) {
     let f = &ds.files[idx];
-    let mut o = Object::new();
+    let mut o = Object::default();
     let mut issues = Vec::new();
     o.insert("path".into(), Value::str(f.path.as_str()));
     let put_columns = |o: &mut Object, names: &[(&str, &str)]| {

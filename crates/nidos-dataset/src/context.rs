@@ -113,7 +113,7 @@ impl<'a> FileContext<'a> {
     }
 
     /// Per sidecar key, the path of the sidecar that set its final value.
-    pub fn sidecar_sources(&self) -> &IndexMap<String, String> {
+    pub fn sidecar_sources(&self) -> &IndexMap<String, String, foldhash::fast::RandomState> {
         &self.sidecar_merge().sources
     }
 
@@ -131,7 +131,8 @@ impl<'a> FileContext<'a> {
             // Keyed by the standard's long names (`subject`); the short file-name
             // keys (`sub`) are bound too, because published rule sets use both
             // spellings (e.g. `entities.task` next to `"res" in entities`).
-            let mut o = Object::with_capacity(2 * f.name.pairs.len());
+            let mut o =
+                Object::with_capacity_and_hasher(2 * f.name.pairs.len(), Default::default());
             for (k, v) in &f.name.pairs {
                 let value = Value::str(v.as_str());
                 let long = table.long_name(k);

@@ -494,3 +494,99 @@ fn nifti_gz_prefix_is_bounded() {
         gz.len()
     );
 }
+
+/// `read_nifti_header_gz_bytes` (in-memory, with its fast path: a reused raw-deflate
+/// decoder for the usual single-member stream) gives what the streaming reader gives
+/// (the general gzip decoder), on every `.nii`/`.nii.gz` case re-wrapped in gzip headers
+/// with and without the optional fields, cut at many lengths, with a flipped byte in the
+/// deflate data, and as two members; plus a header with extensions inflated past the
+/// first fill.
+#[test]
+fn nifti_gz_in_memory_matches_streaming() {
+    use std::io::{Cursor, Write};
+    fn gz(data: &[u8], b: flate2::GzBuilder) -> Vec<u8> {
+        let mut enc = b.write(Vec::new(), flate2::Compression::fast());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+    fn same(bytes: &[u8], what: &str) {
+        let streamed = loaders::nifti::read_nifti_header_gz(Cursor::new(bytes));
+        let in_memory = loaders::nifti::read_nifti_header_gz_bytes(bytes);
+        assert_eq!(
+            format!("{streamed:?}"),
+            format!("{in_memory:?}"),
+            "{what} ({} bytes)",
+            bytes.len()
+        );
+    }
+    let mut raws: Vec<(String, Vec<u8>)> = Vec::new();
+    for input in inputs("nifti") {
+        let name = name_of(&input);
+        let bytes = std::fs::read(&input).unwrap();
+        let raw = if name.ends_with(".gz") {
+            same(&bytes, &name);
+            let mut out = Vec::new();
+            let mut dec = flate2::read::MultiGzDecoder::new(bytes.as_slice());
+            let _ = std::io::Read::read_to_end(&mut dec, &mut out);
+            out
+        } else {
+            bytes
+        };
+        raws.push((name, raw));
+    }
+    // A NIfTI-1 header whose extension (vox_offset 2000) is read by a second fill.
+    let mut ext = raws
+        .iter()
+        .find(|(n, _)| n == "n1_le_3d.nii")
+        .map(|(_, b)| b.clone())
+        .unwrap();
+    ext.truncate(352);
+    ext[108..112].copy_from_slice(&2000.0f32.to_le_bytes());
+    ext[348] = 1;
+    ext.resize(4000, 7);
+    raws.push(("extension".into(), ext));
+    let mut runs = 0;
+    for (name, raw) in &raws {
+        type Builder = fn() -> flate2::GzBuilder;
+        let builders: [(&str, Builder); 4] = [
+            ("plain", flate2::GzBuilder::new),
+            ("name", || flate2::GzBuilder::new().filename("x.nii")),
+            ("comment+extra", || {
+                flate2::GzBuilder::new().comment("c").extra(vec![1, 2, 3])
+            }),
+            ("all", || {
+                flate2::GzBuilder::new()
+                    .filename("a")
+                    .comment("bc")
+                    .extra(vec![9; 20])
+            }),
+        ];
+        for (kind, b) in builders {
+            let whole = gz(raw, b());
+            let what = format!("{name} {kind}");
+            same(&whole, &what);
+            for cut in (0..whole.len())
+                .step_by(7)
+                .chain([whole.len().saturating_sub(8)])
+            {
+                same(&whole[..cut], &format!("{what} cut at {cut}"));
+                runs += 1;
+            }
+            for at in (10..whole.len()).step_by(13) {
+                let mut bad = whole.clone();
+                bad[at] ^= 0x55;
+                same(&bad, &format!("{what} byte {at} flipped"));
+                runs += 1;
+            }
+            let mut flagged = whole.clone();
+            flagged[3] |= 0x02; // a header checksum flag: the general decoder's case
+            same(&flagged, &format!("{what} FHCRC"));
+        }
+        // Two members, the first ending inside the header.
+        let split = raw.len().min(100);
+        let mut two = gz(&raw[..split], flate2::GzBuilder::new());
+        two.extend(gz(&raw[split..], flate2::GzBuilder::new()));
+        same(&two, &format!("{name} two members"));
+    }
+    assert!(runs > 1000, "only {runs} variants");
+}

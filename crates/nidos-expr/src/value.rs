@@ -6,7 +6,13 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 /// An object: insertion-ordered map from keys to values.
-pub type Object = IndexMap<String, Value>;
+///
+/// Keys are hashed with foldhash rather than the standard library's SipHash: lookups of
+/// sidecar keys, context fields and table columns are on the per-file hot path, and the
+/// keys are not chosen by an attacker who could gain from collisions. Iteration follows
+/// insertion order whatever the hasher, so no output depends on it. Build one with
+/// `Object::default()` (`new()` exists only for the standard hasher).
+pub type Object = IndexMap<String, Value, foldhash::fast::RandomState>;
 
 /// A value of the expression language: the JSON data model, cheap to clone.
 ///

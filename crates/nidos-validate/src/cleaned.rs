@@ -62,7 +62,7 @@ impl<'a, 'd> Cleaned<'a, 'd> {
 impl Context for Cleaned<'_, '_> {
     fn lookup(&self, name: &str) -> Cow<'_, Value> {
         match name {
-            "entities" if self.entities => Cow::Owned(Value::object(Object::new())),
+            "entities" if self.entities => Cow::Owned(Value::object(Object::default())),
             "path" => Cow::Borrowed(&self.path),
             "suffix" => Cow::Borrowed(&self.suffix),
             "extension" => Cow::Borrowed(&self.extension),

@@ -400,7 +400,7 @@ impl<'s> Engine<'s> {
                     .unwrap_or_default();
                 (headers, columns)
             });
-            let empty = Object::new();
+            let empty = Object::default();
             let table = TableView {
                 headers: headers.clone(),
                 columns: columns.as_object().unwrap_or(&empty),

@@ -58,8 +58,13 @@ pub struct Report {
     pub hidden_warnings: usize,
     /// The `issueMessage` of issues that have none of their own, by (code, subCode):
     /// `Field description: …` for a missing key, as the reference words it.
-    pub field_messages: IndexMap<(String, String), String>,
+    pub field_messages: FieldMessages,
 }
+
+/// Fallback messages by (code, sub-code). Looked up for every issue without a message of
+/// its own while the report is written, hence foldhash rather than SipHash; the order is
+/// insertion order.
+pub type FieldMessages = IndexMap<(String, String), String, foldhash::fast::RandomState>;
 
 impl Report {
     /// The message the report gives `issue` when it has none of its own.
@@ -68,10 +73,7 @@ impl Report {
     }
 }
 
-fn fallback<'m>(
-    messages: &'m IndexMap<(String, String), String>,
-    issue: &Issue,
-) -> Option<&'m str> {
+fn fallback<'m>(messages: &'m FieldMessages, issue: &Issue) -> Option<&'m str> {
     if messages.is_empty() || issue.issue_message().is_some() {
         return None;
     }
@@ -180,11 +182,30 @@ impl<'a> ReportJson<'a> {
                 .max(chunk.len() * 192);
             let mut buf = Vec::with_capacity(room);
             let mut recent = crate::json_text::Recent::default();
+            // The fallback message of the previous issue's (code, sub-code): sorted issues
+            // come in runs sharing one copy of each, so most issues skip the lookup.
+            let mut last: Option<(&Issue, Option<&str>)> = None;
             for (i, issue) in chunk.iter().enumerate() {
                 if i > 0 {
                     buf.push(b',');
                 }
-                let fallback = fallback(messages, issue);
+                let fallback = if messages.is_empty() || issue.issue_message().is_some() {
+                    None
+                } else {
+                    match last {
+                        Some((prev, m))
+                            if prev.code.same(&issue.code)
+                                && prev.sub_code.same(&issue.sub_code) =>
+                        {
+                            m
+                        }
+                        _ => {
+                            let m = fallback(messages, issue);
+                            last = Some((issue, m));
+                            m
+                        }
+                    }
+                };
                 crate::json_text::push_issue_after(&mut buf, issue, fallback, &mut recent);
             }
             buf
@@ -222,7 +243,7 @@ impl<'a> ReportJson<'a> {
 struct IssuesJson<'a> {
     issues: &'a [Issue],
     code_messages: &'a IndexMap<String, String>,
-    field_messages: &'a IndexMap<(String, String), String>,
+    field_messages: &'a FieldMessages,
 }
 
 impl Serialize for IssuesJson<'_> {
@@ -243,7 +264,7 @@ impl Serialize for IssuesJson<'_> {
 
 struct IssueList<'a> {
     issues: &'a [Issue],
-    messages: &'a IndexMap<(String, String), String>,
+    messages: &'a FieldMessages,
 }
 
 impl Serialize for IssueList<'_> {

@@ -34,7 +34,16 @@ impl Engine<'_> {
                 .entry(spec.code.as_str())
                 .or_insert(spec.message.as_str());
         }
-        let codes: BTreeSet<&str> = issues.iter().map(|i| i.code.as_str()).collect();
+        // Sorted issues come in runs sharing one copy of a code: one set insertion per run.
+        let mut codes: BTreeSet<&str> = BTreeSet::new();
+        let mut last: Option<&crate::issue::Sym> = None;
+        for i in issues {
+            if last.is_some_and(|l| l.same(&i.code)) {
+                continue;
+            }
+            codes.insert(i.code.as_str());
+            last = Some(&i.code);
+        }
         codes
             .into_iter()
             .map(|c| {
@@ -48,7 +57,7 @@ impl Engine<'_> {
 
     /// `Field description: …` for each (code, key) of a missing key among `issues`:
     /// the issue texts the reference gives them, held once per pair.
-    pub(crate) fn field_messages(&self, issues: &[Issue]) -> IndexMap<(String, String), String> {
+    pub(crate) fn field_messages(&self, issues: &[Issue]) -> crate::report::FieldMessages {
         let mut missing_codes: BTreeSet<&str> = [
             "JSON_KEY_RECOMMENDED",
             "JSON_KEY_REQUIRED",
@@ -58,7 +67,10 @@ impl Engine<'_> {
         .into_iter()
         .collect();
         missing_codes.extend(self.field_issue_specs().map(|spec| spec.code.as_str()));
-        let mut out = IndexMap::new();
+        let mut out = crate::report::FieldMessages::default();
+        // The pairs already looked at (borrowed, foldhash): most issues repeat a pair, and
+        // an owned key per issue cost two allocations and a SipHash lookup.
+        let mut seen: crate::issue::FastSet<(&str, &str)> = crate::issue::FastSet::default();
         for i in issues {
             if i.rule.is_none()
                 || i.sub_code.is_empty()
@@ -67,8 +79,7 @@ impl Engine<'_> {
             {
                 continue;
             }
-            let key = (i.code.to_string(), i.sub_code.to_string());
-            if out.contains_key(&key) {
+            if !seen.insert((i.code.as_str(), i.sub_code.as_str())) {
                 continue;
             }
             if let Some(d) = self
@@ -76,6 +87,7 @@ impl Engine<'_> {
                 .metadata_def(i.sub_code.as_str())
                 .and_then(|d| d.description())
             {
+                let key = (i.code.to_string(), i.sub_code.to_string());
                 out.insert(key, format!("Field description: {d}"));
             }
         }

@@ -24,8 +24,9 @@ pub struct SidecarOverride {
 pub struct SidecarMerge {
     /// The merged object (`Value::Object`, empty when no sidecar applies).
     pub value: Value,
-    /// Per key: the sidecar that set the final value.
-    pub sources: IndexMap<String, String>,
+    /// Per key: the sidecar that set the final value (looked up once per issue, hence
+    /// foldhash like [`Object`]).
+    pub sources: IndexMap<String, String, foldhash::fast::RandomState>,
     /// Keys whose value a deeper sidecar changed.
     pub overrides: Vec<SidecarOverride>,
     /// The sidecars merged, root first.
@@ -58,7 +59,7 @@ pub(crate) fn merge_sidecars(ds: &Dataset, src: usize) -> SidecarMerge {
 /// merge of the crate: the context's `sidecar` and a query's metadata both come from it.
 pub(crate) fn merge_chain(ds: &Dataset, chain: &[usize]) -> SidecarMerge {
     let mut out = SidecarMerge::default();
-    let mut merged = Object::new();
+    let mut merged = Object::default();
     for &i in chain {
         let path = &ds.files[i].path;
         let loaded = ds.json_at(i);

@@ -19,12 +19,12 @@ impl Dataset {
     }
 
     fn build_dataset_value(&self) -> Value {
-        let mut o = Object::new();
+        let mut o = Object::default();
         let desc = self
             .index_of("/dataset_description.json")
             .map(|i| self.json_at(i).value.clone())
             .filter(|v| !v.is_null())
-            .unwrap_or_else(|| Value::object(Object::new()));
+            .unwrap_or_else(|| Value::object(Object::default()));
         o.insert("dataset_description".into(), desc);
         if let Some(citation) = self.citation_value() {
             o.insert("citation".into(), citation);
@@ -48,7 +48,7 @@ impl Dataset {
         };
         o.insert("dir_name".into(), base(Some(self.root.as_path())));
         o.insert("parent_dir_name".into(), base(self.root.parent()));
-        let mut subjects = Object::new();
+        let mut subjects = Object::default();
         subjects.insert("sub_dirs".into(), strs(self.sub_dirs.clone()));
         if let Some(i) = self.index_of("/participants.tsv") {
             let t = self.table_at(i);
@@ -100,7 +100,7 @@ impl Dataset {
             }
         }
         fn to_value(node: &Node) -> Value {
-            let mut o = Object::with_capacity(node.0.len());
+            let mut o = Object::with_capacity_and_hasher(node.0.len(), Default::default());
             for (k, v) in &node.0 {
                 o.insert(
                     k.clone(),
@@ -136,7 +136,7 @@ impl Dataset {
     }
 
     fn build_subject_value(&self, sub: &str) -> Value {
-        let mut sessions = Object::new();
+        let mut sessions = Object::default();
         sessions.insert(
             "ses_dirs".into(),
             strs(self.ses_dirs.get(sub).cloned().unwrap_or_default()),
@@ -147,7 +147,7 @@ impl Dataset {
                 sessions.insert("session_id".into(), strs(col.to_vec()));
             }
         }
-        let mut o = Object::new();
+        let mut o = Object::default();
         o.insert("sessions".into(), Value::object(sessions));
         Value::object(o)
     }

@@ -83,7 +83,7 @@ pub fn read_bval(bytes: &[u8]) -> Result<Loaded<Bval>, LoadIssue> {
 impl Bval {
     /// The `associations.bval` payload without `path` (the caller adds it).
     pub fn to_value(&self) -> Value {
-        let mut o = Object::new();
+        let mut o = Object::default();
         o.insert("n_cols".into(), Value::Number(self.n_cols as f64));
         o.insert("n_rows".into(), Value::Number(self.n_rows as f64));
         o.insert(
@@ -100,7 +100,7 @@ impl Bval {
 }
 
 pub(crate) fn with_path(v: Value, path: &str) -> Value {
-    let mut o = Object::new();
+    let mut o = Object::default();
     o.insert("path".into(), Value::str(path));
     if let Some(inner) = v.as_object() {
         for (k, v) in inner {

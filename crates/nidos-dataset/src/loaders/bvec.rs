@@ -32,7 +32,7 @@ pub fn read_bvec(bytes: &[u8]) -> Result<Loaded<Bvec>, LoadIssue> {
 impl Bvec {
     /// The `associations.bvec` payload without `path` (the caller adds it).
     pub fn to_value(&self) -> Value {
-        let mut o = Object::new();
+        let mut o = Object::default();
         o.insert("n_cols".into(), Value::Number(self.n_cols as f64));
         o.insert("n_rows".into(), Value::Number(self.n_rows as f64));
         Value::object(o)

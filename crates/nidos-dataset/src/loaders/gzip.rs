@@ -122,7 +122,7 @@ fn decode_text(raw: &[u8]) -> String {
 impl GzipHeader {
     /// The `gzip` context value: `timestamp`, and `filename` / `comment` when present.
     pub fn to_value(&self) -> Value {
-        let mut o = Object::new();
+        let mut o = Object::default();
         o.insert("timestamp".into(), Value::Number(f64::from(self.mtime)));
         if let Some(f) = &self.filename {
             o.insert("filename".into(), Value::str(f.as_str()));

@@ -114,7 +114,129 @@ pub fn read_nifti_header_gz(reader: impl Read) -> Result<NiftiHeader, LoadIssue>
 /// [`read_nifti_header_gz`] of bytes already in memory (the decoder reads them in
 /// place, without a buffer of its own).
 pub fn read_nifti_header_gz_bytes(bytes: &[u8]) -> Result<NiftiHeader, LoadIssue> {
-    read_nifti_header_gz_buffered(bytes)
+    match header_gz_fast(bytes) {
+        Some(h) => Ok(h),
+        None => read_nifti_header_gz_buffered(bytes),
+    }
+}
+
+/// The start of the first member's deflate data in a gzip stream, when its header is one
+/// the fast path reads (method 8, no header checksum, no reserved flag): `None` sends
+/// the stream to the general decoder, which reports whatever is wrong with it.
+fn gzip_data_start(b: &[u8]) -> Option<usize> {
+    const FEXTRA: u8 = 0x04;
+    const FNAME: u8 = 0x08;
+    const FCOMMENT: u8 = 0x10;
+    let (&[0x1F, 0x8B, 8, flags], _) = b.split_first_chunk::<4>()? else {
+        return None;
+    };
+    if flags & !(FEXTRA | FNAME | FCOMMENT) != 0 {
+        return None;
+    }
+    let mut at = 10usize;
+    if flags & FEXTRA != 0 {
+        let len = b.get(at..at + 2)?;
+        at += 2 + usize::from(u16::from_le_bytes([len[0], len[1]]));
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            at += b.get(at..)?.iter().position(|&c| c == 0)? + 1;
+        }
+    }
+    (at <= b.len()).then_some(at)
+}
+
+/// Inflates raw deflate `input` into `out[filled..]` (`out[..filled]` holds what the
+/// member inflated so far): `Some(None)` when `out` is full; `Some(Some(n))` when the
+/// member ends first, after `n` bytes, with a trailer whose checksum and size match and
+/// nothing after it (the general decoder then reports nothing and reads no more);
+/// `None` for anything else (an error, missing input, more members), which the caller
+/// leaves to the general decoder.
+fn inflate_into(
+    d: &mut flate2::Decompress,
+    input: &[u8],
+    out: &mut [u8],
+    mut filled: usize,
+) -> Option<Option<usize>> {
+    while filled < out.len() {
+        let (in_before, out_before) = (d.total_in(), d.total_out());
+        let rest_in = input.get(usize::try_from(in_before).ok()?..)?;
+        let rest_out = out.get_mut(filled..)?;
+        let status = d
+            .decompress(rest_in, rest_out, flate2::FlushDecompress::None)
+            .ok()?;
+        let produced = usize::try_from(d.total_out() - out_before).ok()?;
+        filled += produced;
+        match status {
+            flate2::Status::Ok => {}
+            flate2::Status::StreamEnd => {
+                let used = usize::try_from(d.total_in()).ok()?;
+                let whole = out.get(..filled)?;
+                return member_end_ok(input.get(used..)?, whole).then_some(Some(filled));
+            }
+            flate2::Status::BufError => return None,
+        }
+        if produced == 0 && d.total_in() == in_before {
+            return None;
+        }
+    }
+    Some(None)
+}
+
+/// Whether `rest` (what follows a member's deflate data) is exactly its 8-byte trailer
+/// and the trailer's CRC-32 and size match `output`, the member's whole output.
+fn member_end_ok(rest: &[u8], output: &[u8]) -> bool {
+    let &[c0, c1, c2, c3, s0, s1, s2, s3] = rest else {
+        return false;
+    };
+    let mut crc = flate2::Crc::new();
+    crc.update(output);
+    crc.sum() == u32::from_le_bytes([c0, c1, c2, c3])
+        && crc.amount() == u32::from_le_bytes([s0, s1, s2, s3])
+}
+
+thread_local! {
+    /// One raw-deflate decoder per thread, reset for each header: setting one up
+    /// zeroes its tables and window (about as much work as inflating a header).
+    static INFLATER: std::cell::RefCell<Option<flate2::Decompress>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The fast path of [`read_nifti_header_gz_bytes`]: the usual `.nii.gz` (one gzip member,
+/// longer than the header or ending cleanly within it) inflated by a reused decoder,
+/// straight from the bytes. `None` whenever anything is unusual (an odd gzip header, a
+/// stream that fails, runs short, ends with a trailer that does not check or is
+/// followed by more members within the prefix needed, a header that does not parse):
+/// the general decoder then reads the stream from the start, so issues and their texts
+/// come from one place. When it succeeds the bytes are those the general decoder would
+/// inflate, with nothing for it to report.
+fn header_gz_fast(bytes: &[u8]) -> Option<NiftiHeader> {
+    let input = bytes.get(gzip_data_start(bytes)?..)?;
+    INFLATER.with(|cell| {
+        let mut slot = cell.try_borrow_mut().ok()?;
+        let d = slot.get_or_insert_with(|| flate2::Decompress::new(false));
+        d.reset(false);
+        let mut buf = vec![0u8; NIFTI2_HEADER_SIZE + 4];
+        let mut ended = inflate_into(d, input, &mut buf, 0)?;
+        if let Some(n) = ended {
+            buf.truncate(n);
+        }
+        let want = match read_nifti_header(&buf) {
+            Ok(h) => usize::try_from(h.vox_offset.max(0.0) as u64)
+                .unwrap_or(MAX_GZ_PREFIX)
+                .min(MAX_GZ_PREFIX),
+            Err(_) => return None,
+        };
+        if ended.is_none() && want > buf.len() && has_extension_flag(&buf) {
+            let have = buf.len();
+            buf.resize(want, 0);
+            ended = inflate_into(d, input, &mut buf, have)?;
+            if let Some(n) = ended {
+                buf.truncate(n);
+            }
+        }
+        read_nifti_header(&buf).ok()
+    })
 }
 
 fn read_nifti_header_gz_buffered(reader: impl std::io::BufRead) -> Result<NiftiHeader, LoadIssue> {
@@ -408,16 +530,16 @@ impl NiftiHeader {
     pub fn to_value(&self) -> Value {
         let num = |n: f64| Value::Number(n);
         let (freq, phase, slice) = self.dim_info_parts();
-        let mut di = Object::new();
+        let mut di = Object::default();
         di.insert("freq".into(), num(f64::from(freq)));
         di.insert("phase".into(), num(f64::from(phase)));
         di.insert("slice".into(), num(f64::from(slice)));
-        let mut units = Object::new();
+        let mut units = Object::default();
         units.insert("xyz".into(), Value::str(self.xyz_unit()));
         units.insert("t".into(), Value::str(self.t_unit()));
         let ints = |v: &[i64]| Value::array(v.iter().map(|&x| num(x as f64)).collect());
         let floats = |v: &[f64]| Value::array(v.iter().map(|&x| num(x)).collect());
-        let mut o = Object::new();
+        let mut o = Object::default();
         o.insert("dim_info".into(), Value::object(di));
         o.insert("dim".into(), ints(&self.dim));
         o.insert("pixdim".into(), floats(&self.pixdim));
@@ -546,4 +668,55 @@ pub fn axis_codes(affine: &[[f64; 4]; 3]) -> [Option<&'static str>; 3] {
         r[out_ax] = [0.0; 3];
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path is taken for the usual `.nii.gz` files (and agrees with the general
+    /// decoder: `tests/loaders.rs` compares the two on many variants, which holds only
+    /// when the fast path declines or is right).
+    #[test]
+    fn fast_path_reads_usual_files() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/loaders/nifti/");
+        for name in [
+            "n1_le_3d.nii.gz",
+            "n1_be_4d.nii.gz",
+            "n2_le_4d.nii.gz",
+            "n2_mrs.nii.gz",
+        ] {
+            let bytes = std::fs::read(format!("{dir}{name}")).unwrap();
+            let fast = header_gz_fast(&bytes);
+            assert!(fast.is_some(), "{name}: fast path declined");
+            let general = read_nifti_header_gz_buffered(bytes.as_slice());
+            assert_eq!(
+                format!("{:?}", fast.map(Ok::<_, LoadIssue>)),
+                format!("{:?}", Some(general)),
+                "{name}"
+            );
+        }
+        // A header-only file: the member ends within the first fill, cleanly.
+        let raw = std::fs::read(format!("{dir}n1_le_3d.nii")).unwrap();
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut enc, &raw[..352]).unwrap();
+        let small = enc.finish().unwrap();
+        let fast = header_gz_fast(&small);
+        assert!(fast.is_some(), "header-only stream: fast path declined");
+        let general = read_nifti_header_gz_buffered(small.as_slice());
+        assert_eq!(
+            format!("{:?}", fast.map(Ok::<_, LoadIssue>)),
+            format!("{:?}", Some(general))
+        );
+        // A damaged trailer: declined.
+        let mut bad = small.clone();
+        let last = bad.len() - 5;
+        bad[last] ^= 1;
+        assert!(header_gz_fast(&bad).is_none(), "bad trailer accepted");
+        // Not gzip, a truncated stream: declined, left to the general decoder.
+        for name in ["bad_not_gzipped.nii.gz", "bad_truncated_stream.nii.gz"] {
+            let bytes = std::fs::read(format!("{dir}{name}")).unwrap();
+            assert!(header_gz_fast(&bytes).is_none(), "{name}");
+        }
+    }
 }

@@ -161,7 +161,7 @@ pub fn read_ome_xml(xml: &str) -> Option<OmeInfo> {
 impl TiffInfo {
     /// The `tiff` context value: `{version}`.
     pub fn to_value(&self) -> Value {
-        let mut o = Object::new();
+        let mut o = Object::default();
         o.insert("version".into(), Value::Number(f64::from(self.version)));
         Value::object(o)
     }
@@ -173,7 +173,7 @@ pub const OME_DEFAULT_UNIT: &str = "µm";
 impl OmeInfo {
     /// The `ome` context value. A size without an explicit unit gets OME's default unit, µm.
     pub fn to_value(&self) -> Value {
-        let mut o = Object::new();
+        let mut o = Object::default();
         let axes = [
             ("X", self.physical_size_x, &self.physical_size_x_unit),
             ("Y", self.physical_size_y, &self.physical_size_y_unit),

@@ -77,7 +77,8 @@ impl Table {
     /// The `columns` context field: an object from header to the array of its cells (strings).
     pub fn to_value(&self) -> nidos_expr::Value {
         use nidos_expr::Value;
-        let mut obj = nidos_expr::Object::with_capacity(self.headers.len());
+        let mut obj =
+            nidos_expr::Object::with_capacity_and_hasher(self.headers.len(), Default::default());
         for (h, col) in self.headers.iter().zip(&self.columns) {
             let cells = col.iter().map(|c| Value::str(c.as_str())).collect();
             obj.insert(h.clone(), Value::array(cells));
