@@ -67,30 +67,71 @@ pub(crate) fn entity_index(
     EntityIndex { keys, files }
 }
 
-/// Directory → suffix → files (see [`crate::dataset::FileTree::by_suffix`]).
-pub(crate) type SuffixIndex = foldhash::HashMap<String, foldhash::HashMap<String, Vec<u32>>>;
+/// Directory → suffix → files (see [`crate::dataset::FileTree::by_suffix`]): one list
+/// of the files that have a suffix, ordered by directory, suffix and file number, and
+/// each directory's range of it. About 4 bytes per file and one entry per directory;
+/// a map of maps (a table and a vector per directory and suffix) took some 460 bytes
+/// per directory.
+#[derive(Default)]
+pub(crate) struct SuffixIndex {
+    members: Vec<u32>,
+    dirs: foldhash::HashMap<String, (u32, u32)>,
+}
+
+impl SuffixIndex {
+    /// The numbers of the files directly in `dir` (`/sub-01/anat/`) with `suffix`,
+    /// ascending; empty when there are none.
+    pub(crate) fn members<'a>(&'a self, files: &[FileEntry], dir: &str, suffix: &str) -> &'a [u32] {
+        let Some(&(start, end)) = self.dirs.get(dir) else {
+            return &[];
+        };
+        let Some(range) = self.members.get(start as usize..end as usize) else {
+            return &[];
+        };
+        let suffix_of = |i: &u32| suffix_at(files, *i);
+        let lo = range.partition_point(|i| suffix_of(i) < suffix);
+        let rest = range.get(lo..).unwrap_or(&[]);
+        let hi = rest.partition_point(|i| suffix_of(i) == suffix);
+        rest.get(..hi).unwrap_or(&[])
+    }
+}
+
+fn suffix_at(files: &[FileEntry], i: u32) -> &str {
+    files
+        .get(i as usize)
+        .and_then(|f| f.name.suffix.as_deref())
+        .unwrap_or("")
+}
+
+fn dir_at(files: &[FileEntry], i: u32) -> &str {
+    files.get(i as usize).map_or("", FileEntry::dir)
+}
 
 /// [`crate::dataset::FileTree::by_suffix`] of `files`.
 pub(crate) fn suffix_index(files: &[FileEntry]) -> SuffixIndex {
-    let mut index = SuffixIndex::default();
-    for (i, f) in files.iter().enumerate() {
-        let Some(suffix) = f.name.suffix.as_deref() else {
-            continue;
-        };
-        let Ok(i) = u32::try_from(i) else { break };
-        // (Keys are copied only for a directory or suffix not seen before.)
-        let dir = match index.get_mut(f.dir()) {
-            Some(d) => d,
-            None => index.entry(f.dir().to_string()).or_default(),
-        };
-        match dir.get_mut(suffix) {
-            Some(members) => members.push(i),
-            None => {
-                dir.insert(suffix.to_string(), vec![i]);
-            }
-        }
+    let mut members: Vec<u32> = files
+        .iter()
+        .enumerate()
+        .map_while(|(i, f)| Some((u32::try_from(i).ok()?, f)))
+        .filter(|(_, f)| f.name.suffix.is_some())
+        .map(|(i, _)| i)
+        .collect();
+    // Files come in path order, so a directory's files are a few runs already, which the
+    // stable sort merges; then each directory's files by suffix (stable: ascending
+    // numbers within a suffix).
+    members.sort_by(|a, b| dir_at(files, *a).cmp(dir_at(files, *b)));
+    let mut dirs = foldhash::HashMap::default();
+    let mut start = 0;
+    while start < members.len() {
+        let dir = dir_at(files, members[start]);
+        let len = members[start..].partition_point(|i| dir_at(files, *i) == dir);
+        let end = start + len;
+        members[start..end].sort_by(|a, b| suffix_at(files, *a).cmp(suffix_at(files, *b)));
+        // (`u32` bounds: `members` holds at most `u32::MAX` numbers.)
+        dirs.insert(dir.to_string(), (start as u32, end as u32));
+        start = end;
     }
-    index
+    SuffixIndex { members, dirs }
 }
 
 #[cfg(test)]
@@ -159,6 +200,50 @@ mod tests {
         assert_eq!(indexed, 7);
         let absent = entity_key(&hasher, ("/x/", "bold", ".json"), &[("sub", "99")]);
         assert_eq!(index.get(absent).count(), 0);
+    }
+
+    /// Each (directory, suffix) finds exactly the files directly in that directory with
+    /// that suffix, ascending, wherever subdirectories split a directory's files.
+    #[test]
+    fn suffix_index_finds_each_directory_and_suffix() {
+        let paths = [
+            "/README",
+            "/dataset_description.json",
+            "/sub-01/anat/sub-01_T1w.json",
+            "/sub-01/anat/sub-01_T1w.nii.gz",
+            "/sub-01/func/sub-01_task-a_bold.json",
+            "/sub-01/func/sub-01_task-a_bold.nii.gz",
+            "/sub-01/func/sub-01_task-a_events.tsv",
+            "/sub-01/func/sub-01_task-b_bold.json",
+            "/sub-01/sub-01_scans.tsv",
+            "/sub-02/func/sub-02_task-a_bold.json",
+            "/task-a_bold.json",
+            "/task-a_events.json",
+            "/task-b_bold.json",
+        ];
+        let files: Vec<FileEntry> = paths.iter().map(|p| entry(p)).collect();
+        let index = suffix_index(&files);
+        let mut keys: Vec<(&str, &str)> = files
+            .iter()
+            .filter_map(|f| Some((f.dir(), f.name.suffix.as_deref()?)))
+            .collect();
+        keys.extend([
+            ("/", "T1w"),
+            ("/sub-03/func/", "bold"),
+            ("/sub-01/", "bold"),
+        ]);
+        for (dir, suffix) in keys {
+            let want: Vec<u32> = (0..files.len() as u32)
+                .filter(|&j| {
+                    let g = &files[j as usize];
+                    g.dir() == dir && g.name.suffix.as_deref() == Some(suffix)
+                })
+                .collect();
+            let found = index.members(&files, dir, suffix);
+            assert_eq!(found, &want[..], "{dir} {suffix}");
+        }
+        assert_eq!(index.members(&files, "/", "bold"), &[10, 12]);
+        assert_eq!(index.members(&files, "/sub-01/func/", "bold"), &[4, 5, 7]);
     }
 
     /// A file's stem is its path without the extension, for files and directory-files.

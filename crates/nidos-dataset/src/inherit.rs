@@ -57,9 +57,10 @@ pub(crate) fn walk_back(ds: &FileTree, src: usize, t: &Target<'_>) -> Vec<Vec<us
     };
     let mut levels = Vec::new();
     for dir in chain {
-        let Some(members) = ds.by_suffix.get(*dir).and_then(|m| m.get(suffix)) else {
+        let members = ds.by_suffix.members(&ds.files, dir, suffix);
+        if members.is_empty() {
             continue;
-        };
+        }
         let found: Vec<usize> = if members.len() > lookups {
             subset_lookup(ds, src, (dir, suffix), t.extensions)
         } else {

@@ -185,7 +185,12 @@ impl Walker<'_> {
         ancestors: &mut Vec<PathBuf>,
         flags: Flags,
     ) {
-        let child_rel = format!("{rel}/{name}");
+        // Exactly the room it needs (`format!` grows it by doubling, to up to twice the
+        // length): the path is kept for the whole run, one per file.
+        let mut child_rel = String::with_capacity(rel.len() + 1 + name.len());
+        child_rel.push_str(rel);
+        child_rel.push('/');
+        child_rel.push_str(name);
         let child_abs = abs.join(name);
         let meta = match meta {
             Ok(m) => m,

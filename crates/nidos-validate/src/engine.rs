@@ -110,6 +110,9 @@ pub struct Engine<'s> {
     citation: std::sync::OnceLock<Result<crate::cff::CffRules, String>>,
     /// The schema's fixes, to mark reported issues `fixable`.
     fixes: crate::FixIndex,
+    /// Whether some expression of the schema may read `dataset.tree`; when none can, a
+    /// run leaves the tree (a member per file) out of the dataset's `dataset` object.
+    reads_tree: bool,
 }
 
 impl FormatCheck for Engine<'_> {
@@ -139,6 +142,11 @@ impl<'s> Engine<'s> {
             tabular_index,
             citation: std::sync::OnceLock::new(),
             fixes: crate::FixIndex::new(schema),
+            reads_tree: schema.expressions().iter().any(|(_, e)| {
+                e.parsed
+                    .as_deref()
+                    .is_some_and(crate::selectors::may_read_dataset_tree)
+            }),
         }
     }
 
@@ -172,6 +180,13 @@ impl<'s> Engine<'s> {
     }
 
     pub fn validate_dataset(&self, ds: &Dataset, opts: &Options) -> Report {
+        ds.set_tree_wanted(self.reads_tree);
+        let report = self.validate_dataset_with(ds, opts);
+        ds.set_tree_wanted(true);
+        report
+    }
+
+    fn validate_dataset_with(&self, ds: &Dataset, opts: &Options) -> Report {
         let layout = ds.dataset_type();
         let derivative = layout == "derivative";
         opts.begin();

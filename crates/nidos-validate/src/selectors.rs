@@ -56,6 +56,23 @@ impl SelectorTable {
     }
 }
 
+/// Whether an expression may read `dataset.tree`: it names `dataset` other than as
+/// `dataset.<member>` with a member other than `tree` (`dataset` whole, `dataset[k]`,
+/// `dataset.tree`).
+pub(crate) fn may_read_dataset_tree(expr: &Expr) -> bool {
+    match expr {
+        Expr::Member(object, member) if matches!(object.as_ref(), Expr::Name(n) if n.as_ref() == "dataset") => {
+            member.as_ref() == "tree"
+        }
+        Expr::Name(n) => n.as_ref() == "dataset",
+        Expr::Literal(_) => false,
+        Expr::Array(items) => items.iter().any(may_read_dataset_tree),
+        Expr::Member(object, _) => may_read_dataset_tree(object),
+        Expr::Index(object, index) => may_read_dataset_tree(object) || may_read_dataset_tree(index),
+        Expr::Call(c) => c.args.iter().any(may_read_dataset_tree),
+    }
+}
+
 /// Whether an expression reads only dataset-wide names and calls nothing that looks
 /// at the file (`exists` resolves paths from the file's place).
 fn is_dataset_wide(expr: &Expr) -> bool {
@@ -150,6 +167,24 @@ mod tests {
             (r#"evaluate(dataset.x)"#, false),
         ] {
             assert_eq!(is_dataset_wide(&parsed(src)), wide, "{src}");
+        }
+    }
+
+    #[test]
+    fn reads_of_the_dataset_tree() {
+        for (src, reads) in [
+            (r#"dataset.dataset_description.DatasetType == "raw""#, false),
+            (r#"intersects(dataset.modalities, ["pet"])"#, false),
+            (r#"exists(dataset.subjects.sub_dirs, "dataset") > 0"#, false),
+            (r#"sidecar.tree == 1 && tree.dataset"#, false),
+            ("dataset.tree", true),
+            (r#"type(dataset.tree.sub-01) == "object""#, true),
+            (r#"dataset["tree"]"#, true),
+            ("length(dataset)", true),
+            ("[1, dataset][1].tree", true),
+            (r#"sidecar[dataset.tree]"#, true),
+        ] {
+            assert_eq!(may_read_dataset_tree(&parsed(src)), reads, "{src}");
         }
     }
 }

@@ -30,6 +30,11 @@ pub struct Dataset {
     /// Recently used parsed tables, within `opts.table_cache_budget` bytes.
     table_cache: Mutex<TableCache>,
     dataset_value: OnceLock<Value>,
+    /// The `dataset` object without `tree`, for runs whose rules never read the tree
+    /// (see [`Dataset::set_tree_wanted`]).
+    dataset_value_lean: OnceLock<Value>,
+    /// Whether `dataset` must hold `tree` ([`Dataset::set_tree_wanted`]).
+    tree_wanted: std::sync::atomic::AtomicBool,
     tree_value: OnceLock<Value>,
     subject_values: HashMap<String, OnceLock<Value>>,
 }
@@ -79,6 +84,8 @@ impl Dataset {
             json_cache: (0..tree.files.len()).map(|_| OnceLock::new()).collect(),
             table_cache: Default::default(),
             dataset_value: OnceLock::new(),
+            dataset_value_lean: OnceLock::new(),
+            tree_wanted: std::sync::atomic::AtomicBool::new(true),
             tree_value: OnceLock::new(),
             subject_values,
             tree,

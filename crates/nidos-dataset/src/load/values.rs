@@ -2,6 +2,8 @@
 //! each computed once per dataset from the loaded files.
 
 use indexmap::IndexMap;
+use std::sync::atomic::Ordering;
+
 use nidos_expr::{Object, Value};
 
 use super::Dataset;
@@ -12,14 +14,37 @@ impl Dataset {
         self.dataset_value_ref().clone()
     }
 
-    /// [`Dataset::dataset_value`], borrowed.
+    /// [`Dataset::dataset_value`], borrowed. Without `tree` while
+    /// [`Dataset::set_tree_wanted`] says so, unless the whole object was built before.
     pub fn dataset_value_ref(&self) -> &Value {
-        self.dataset_value
-            .get_or_init(|| self.build_dataset_value())
+        if let Some(whole) = self.dataset_value.get() {
+            return whole;
+        }
+        if self.tree_wanted.load(Ordering::Relaxed) {
+            self.dataset_value
+                .get_or_init(|| self.build_dataset_value(true))
+        } else {
+            self.dataset_value_lean
+                .get_or_init(|| self.build_dataset_value(false))
+        }
     }
 
+<<<<<<< HEAD
     fn build_dataset_value(&self) -> Value {
         let mut o = Object::default();
+=======
+    /// Whether the `dataset` object built from now on holds `tree` (the default).
+    /// A validation run whose rules never read `dataset.tree` (nor `dataset` whole) sets
+    /// `false` for its duration: the tree has an object member per file and folder
+    /// (about 350 bytes per file). Values read from `dataset`'s other members are the
+    /// same either way; an object built with the tree is kept and served in both modes.
+    pub fn set_tree_wanted(&self, wanted: bool) {
+        self.tree_wanted.store(wanted, Ordering::Relaxed);
+    }
+
+    fn build_dataset_value(&self, with_tree: bool) -> Value {
+        let mut o = Object::new();
+>>>>>>> mem
         let desc = self
             .index_of("/dataset_description.json")
             .map(|i| self.json_at(i).value.clone())
@@ -29,7 +54,9 @@ impl Dataset {
         if let Some(citation) = self.citation_value() {
             o.insert("citation".into(), citation);
         }
-        o.insert("tree".into(), self.tree());
+        if with_tree {
+            o.insert("tree".into(), self.tree());
+        }
         let ignored = self
             .files
             .iter()
