@@ -29,10 +29,6 @@ impl Dataset {
         }
     }
 
-<<<<<<< HEAD
-    fn build_dataset_value(&self) -> Value {
-        let mut o = Object::default();
-=======
     /// Whether the `dataset` object built from now on holds `tree` (the default).
     /// A validation run whose rules never read `dataset.tree` (nor `dataset` whole) sets
     /// `false` for its duration: the tree has an object member per file and folder
@@ -43,8 +39,7 @@ impl Dataset {
     }
 
     fn build_dataset_value(&self, with_tree: bool) -> Value {
-        let mut o = Object::new();
->>>>>>> mem
+        let mut o = Object::default();
         let desc = self
             .index_of("/dataset_description.json")
             .map(|i| self.json_at(i).value.clone())
