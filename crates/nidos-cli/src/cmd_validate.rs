@@ -169,7 +169,8 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     // The laps above, together: the next lap then counts the later versions alone.
     timer.lap("validation");
     if args.schema.schema.is_none() && args.schema.std_version.is_none() {
-        explain_pinning(&mut report, &loaded.schema, &ds, &opts, &args, &timer);
+        let (schema, timer) = (&loaded.schema, &timer);
+        crate::later_versions::explain(&mut report, schema, &ds, &opts, &args, timer);
         timer.lap("later versions (the rest)");
     }
     if args.recursive {
@@ -444,85 +445,6 @@ fn write_report(
     }
 }
 
-/// With the bundled rules pinned to the version the dataset declares, says which issues
-/// only a later version would not raise (see `nidos_validate::pinning`).
-fn explain_pinning(
-    report: &mut Report,
-    schema: &Schema,
-    ds: &nidos_dataset::Dataset,
-    opts: &Options,
-    args: &Args,
-    timer: &crate::timer::Timer,
-) {
-    let dir = args.dataset.as_path();
-    let key = schema.brand.version_key.clone();
-    let brand = schema.brand.name.clone();
-    let Some(declared) = std::fs::read(dir.join("dataset_description.json"))
-        .ok()
-        .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get(&key).and_then(|v| v.as_str()).map(str::to_string))
-    else {
-        return;
-    };
-    let mut newer: Vec<&String> = schema
-        .supported_versions
-        .iter()
-        .filter(|v| {
-            nidos_schema::compare_versions(v, &schema.version) == std::cmp::Ordering::Greater
-        })
-        .collect();
-    if newer.is_empty() {
-        return;
-    }
-    newer.sort_by(|a, b| nidos_schema::compare_versions(a, b));
-    let later: Vec<&str> = newer.into_iter().map(String::as_str).collect();
-    let load = |v: &str| {
-        let schema = Schema::bundled_for(Some(&brand), Some(v)).ok();
-        timer.lap(&format!("later versions: load {v}"));
-        schema
-    };
-    let changes = || {
-        let changes = nidos_schema::bundled_changes(Some(&brand)).ok();
-        timer.lap("later versions: what each version changes");
-        changes
-    };
-    // Only the issues of `VERSIONED_CODES` are compared, never HED's: the later versions'
-    // runs leave HED unchecked, and validate only the files where those issues can arise,
-    // with only the kinds of rules that decide them.
-    let validate = |s: &Schema, recheck: &nidos_validate::pinning::Recheck| {
-        let quiet = Options {
-            progress: None,
-            skip_hed: true,
-            only_under: Some(std::sync::Arc::new(recheck.scope.clone())),
-            only_kinds: Some(std::sync::Arc::new(recheck.kinds.clone())),
-            ..opts.clone()
-        };
-        // What the first run parsed is parsed again only if the later rules walk the
-        // dataset differently.
-        let again = nidos_dataset::Dataset::open_again(dir, s, &open_options(dir, opts, args), ds);
-        let engine = Engine::new(s);
-        timer.lap(&format!(
-            "later versions: open dataset, prepare {}",
-            s.version
-        ));
-        let report = engine.validate_dataset(&again.ok()?, &quiet);
-        timer.lap(&format!("later versions: validate {}", s.version));
-        Some(report)
-    };
-    nidos_validate::pinning::explain_later_versions(
-        report,
-        schema,
-        &nidos_validate::pinning::Declared {
-            version: &declared,
-            version_key: &key,
-        },
-        &later,
-        &changes,
-        &load,
-        &validate,
-    );
-}
-
 /// `--dataset-types raw DIR` and `--blacklist-modalities eeg DIR`: the list options take
 /// several values, so the dataset given after them lands in the list. When no dataset
 /// was given apart, the last value of such a list that is not a dataset type (or that
@@ -603,7 +525,7 @@ fn validate_one(
 }
 
 /// How the datasets of this run are opened.
-fn open_options(dir: &Path, opts: &Options, args: &Args) -> nidos_dataset::OpenOptions {
+pub(crate) fn open_options(dir: &Path, opts: &Options, args: &Args) -> nidos_dataset::OpenOptions {
     let mut open = nidos_dataset::OpenOptions {
         ignore_nifti_headers: opts.ignore_nifti_headers,
         max_rows: opts.max_rows,

@@ -24,6 +24,7 @@ mod cmd_repl;
 mod cmd_schema;
 mod cmd_validate;
 mod huge_pages;
+mod later_versions;
 mod prune_fs;
 mod render_html;
 mod render_sarif;
