@@ -42,7 +42,7 @@ fn column(table: &TableLoad, name: &str) -> Option<Value> {
     }
     let cells = t.column(name)?;
     Some(Value::array(
-        cells.iter().map(|c| Value::str(c.as_str())).collect(),
+        cells.iter().map(|c| Value::String(c.clone())).collect(),
     ))
 }
 

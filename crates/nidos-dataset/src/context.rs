@@ -243,7 +243,7 @@ impl<'a> FileContext<'a> {
                     table
                         .columns
                         .iter()
-                        .map(|c| c.get(r).cloned().unwrap_or_default())
+                        .map(|c| c.get(r).map(|s| s.to_string()).unwrap_or_default())
                         .collect()
                 })
                 .collect();

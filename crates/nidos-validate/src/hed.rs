@@ -304,7 +304,7 @@ fn check_table(
             columns
                 .get(c)
                 .and_then(|col| col.get(r))
-                .map(String::as_str)
+                .map(|c| &**c)
         },
         Some(&memo.pieces),
         &mut |line, h| rows.push(out, codes.issue(h, location.clone(), "", line)),

@@ -107,7 +107,7 @@ mod tests {
     fn table(cells: usize) -> Arc<TableLoad> {
         let t = loaders::tsv::Table {
             headers: vec!["a".into()],
-            columns: vec![vec!["x".to_string(); cells]],
+            columns: vec![vec![Arc::from("x"); cells]],
             n_rows: cells,
             truncated: false,
         };

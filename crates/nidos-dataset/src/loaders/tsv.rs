@@ -55,7 +55,7 @@ pub struct Table {
     /// Column names in file order (unique).
     pub headers: Vec<String>,
     /// One vector of cells per header, each of the same length (the kept rows).
-    pub columns: Vec<Vec<String>>,
+    pub columns: Vec<Vec<std::sync::Arc<str>>>,
     /// Number of data rows in the file (kept or not).
     pub n_rows: usize,
     /// True when rows beyond `max_rows` were dropped.
@@ -64,7 +64,7 @@ pub struct Table {
 
 impl Table {
     /// The cells of a column, by header name.
-    pub fn column(&self, name: &str) -> Option<&[String]> {
+    pub fn column(&self, name: &str) -> Option<&[std::sync::Arc<str>]> {
         let i = self.headers.iter().position(|h| h == name)?;
         self.columns.get(i).map(Vec::as_slice)
     }
@@ -80,7 +80,7 @@ impl Table {
         let mut obj =
             nidos_expr::Object::with_capacity_and_hasher(self.headers.len(), Default::default());
         for (h, col) in self.headers.iter().zip(&self.columns) {
-            let cells = col.iter().map(|c| Value::str(c.as_str())).collect();
+            let cells = col.iter().map(|c| Value::String(c.clone())).collect();
             obj.insert(h.clone(), Value::array(cells));
         }
         Value::object(obj)
@@ -290,7 +290,7 @@ fn parse(
             let mut start = 0;
             for (col, &end) in table.columns.iter_mut().zip(&ends) {
                 // A tab is one byte and never inside a character: these are boundaries.
-                col.push(text.get(start..end).unwrap_or_default().to_owned());
+                col.push(std::sync::Arc::from(text.get(start..end).unwrap_or_default()));
                 start = end + 1;
             }
         } else {
