@@ -42,9 +42,13 @@ impl CompiledRegex {
 
 const CACHE_LIMIT: usize = 1024;
 
-fn cache() -> &'static RwLock<HashMap<String, Arc<CompiledRegex>>> {
-    static CACHE: OnceLock<RwLock<HashMap<String, Arc<CompiledRegex>>>> = OnceLock::new();
-    CACHE.get_or_init(|| RwLock::new(HashMap::new()))
+/// Pattern → compiled form. Looked up at every evaluation of a pattern computed at run
+/// time, so hashed with foldhash (the standard SipHash cost more than the match).
+type Cache = HashMap<String, Arc<CompiledRegex>, foldhash::fast::RandomState>;
+
+fn cache() -> &'static RwLock<Cache> {
+    static CACHE: OnceLock<RwLock<Cache>> = OnceLock::new();
+    CACHE.get_or_init(|| RwLock::new(Cache::default()))
 }
 
 /// The compiled form of a pattern computed at evaluation time.

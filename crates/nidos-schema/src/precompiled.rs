@@ -77,7 +77,7 @@ pub fn encode_schema(schema: &Schema) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Reads a schema written by [`encode_schema`], its two parts on two threads.
+/// Reads a schema written by [`encode_schema`], its two parts in parallel.
 pub fn decode(bytes: &[u8]) -> Result<Schema, String> {
     let damaged = || "the precompiled schema is damaged".to_string();
     let (len, rest) = bytes.split_first_chunk::<4>().ok_or_else(damaged)?;
@@ -87,16 +87,12 @@ pub fn decode(bytes: &[u8]) -> Result<Schema, String> {
     }
     let (main, side) = rest.split_at(len);
     let read_side = || postcard::from_bytes::<Side>(side).map_err(|e| e.to_string());
-    let (schema, side) = std::thread::scope(|scope| {
-        let side = std::thread::Builder::new().spawn_scoped(scope, read_side);
-        let schema = postcard::from_bytes::<Schema>(main).map_err(|e| e.to_string());
-        // Without a second thread, the side part is read here.
-        let side = match side {
-            Ok(handle) => handle.join().unwrap_or_else(|_| Err(damaged())),
-            Err(_) => read_side(),
-        };
-        (schema, side)
-    });
+    // On the worker pool the validation uses next: a thread of its own would leave its
+    // allocator pages, partly used, to the process.
+    let (schema, side) = rayon::join(
+        || postcard::from_bytes::<Schema>(main).map_err(|e| e.to_string()),
+        read_side,
+    );
     let (mut schema, side) = (schema?, side?);
     schema.views.metadata = side.metadata;
     schema.views.columns = side.columns;

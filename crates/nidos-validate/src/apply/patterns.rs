@@ -1,8 +1,9 @@
-//! Compiled patterns: the schema's formats (unanchored, as metadata values are tested)
-//! and anchored column-value patterns, compiled once per distinct body.
+//! Compiled patterns: the schema's formats (unanchored, as metadata values are tested),
+//! each compiled when first used (a run reaches few of them), and anchored column-value
+//! patterns, compiled once per distinct body.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use nidos_expr::full_match::FullMatcher;
 use nidos_schema::Schema;
@@ -10,7 +11,8 @@ use nidos_schema::Schema;
 use crate::jsonschema::FormatCheck;
 
 pub(crate) struct Patterns {
-    formats: HashMap<String, regress::Regex>,
+    /// Format name → its pattern, and the pattern compiled (`None`: it does not).
+    formats: HashMap<String, (String, OnceLock<Option<regress::Regex>>)>,
     anchored: RwLock<HashMap<String, Option<Arc<FullMatcher>>>>,
 }
 
@@ -19,11 +21,7 @@ impl Patterns {
         let formats = schema
             .formats
             .iter()
-            .filter_map(|(name, f)| {
-                regress::Regex::new(&f.pattern)
-                    .ok()
-                    .map(|re| (name.clone(), re))
-            })
+            .map(|(name, f)| (name.clone(), (f.pattern.clone(), OnceLock::new())))
             .collect();
         Patterns {
             formats,
@@ -48,6 +46,8 @@ impl Patterns {
 
 impl FormatCheck for Patterns {
     fn check(&self, format: &str, value: &str) -> Option<bool> {
-        self.formats.get(format).map(|re| re.find(value).is_some())
+        let (pattern, compiled) = self.formats.get(format)?;
+        let re = compiled.get_or_init(|| regress::Regex::new(pattern).ok());
+        re.as_ref().map(|re| re.find(value).is_some())
     }
 }

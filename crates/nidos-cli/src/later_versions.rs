@@ -1,0 +1,95 @@
+//! `validate` with the bundled rules pinned to an older version than the newest: which
+//! issues only a later version would not raise. `nidos_validate::pinning` decides; this
+//! module gives it the later versions' rules and validates the dataset with them.
+
+use std::cmp::Ordering;
+
+use nidos_schema::Schema;
+use nidos_validate::{Engine, Options, Report};
+
+use crate::cmd_validate::{open_options, Args};
+
+/// The supported versions after the one `schema` holds, oldest first.
+fn later_than(schema: &Schema) -> Vec<String> {
+    let mut later: Vec<String> = schema
+        .supported_versions
+        .iter()
+        .filter(|v| nidos_schema::compare_versions(v, &schema.version) == Ordering::Greater)
+        .cloned()
+        .collect();
+    later.sort_by(|a, b| nidos_schema::compare_versions(a, b));
+    later
+}
+
+/// With the bundled rules pinned to the version the dataset declares, says which issues
+/// only a later version would not raise (see `nidos_validate::pinning`).
+pub fn explain(
+    report: &mut Report,
+    schema: &Schema,
+    ds: &nidos_dataset::Dataset,
+    opts: &Options,
+    args: &Args,
+    timer: &crate::timer::Timer,
+) {
+    let dir = args.dataset.as_path();
+    let key = schema.brand.version_key.clone();
+    let brand = schema.brand.name.clone();
+    let Some(declared) = std::fs::read(dir.join("dataset_description.json"))
+        .ok()
+        .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get(&key).and_then(|v| v.as_str()).map(str::to_string))
+    else {
+        return;
+    };
+    let later = later_than(schema);
+    if later.is_empty() {
+        return;
+    }
+    let later: Vec<&str> = later.iter().map(String::as_str).collect();
+    let load = |v: &str| {
+        let schema = Schema::bundled_for(Some(&brand), Some(v)).ok();
+        timer.lap(&format!("later versions: load {v}"));
+        schema
+    };
+    let changes = || {
+        let changes = nidos_schema::bundled_changes(Some(&brand)).ok();
+        timer.lap("later versions: what each version changes");
+        changes
+    };
+    // Only the issues of `VERSIONED_CODES` are compared, never HED's: the later versions'
+    // runs leave HED unchecked, and validate only the files where those issues can arise,
+    // with only the kinds of rules that decide them.
+    let validate = |s: &Schema, recheck: &nidos_validate::pinning::Recheck| {
+        let quiet = Options {
+            progress: None,
+            skip_hed: true,
+            only_under: Some(std::sync::Arc::new(recheck.scope.clone())),
+            only_kinds: Some(std::sync::Arc::new(recheck.kinds.clone())),
+            ..opts.clone()
+        };
+        // What the first run parsed is parsed again only if the later rules walk the
+        // dataset differently.
+        let again = nidos_dataset::Dataset::open_again(dir, s, &open_options(dir, opts, args), ds);
+        let engine = Engine::new(s);
+        timer.lap(&format!(
+            "later versions: open dataset, prepare {}",
+            s.version
+        ));
+        let report = engine.validate_dataset(&again.ok()?, &quiet);
+        timer.lap(&format!("later versions: validate {}", s.version));
+        Some(report)
+    };
+    nidos_validate::pinning::explain_later_versions(
+        report,
+        schema,
+        &nidos_validate::pinning::Declared {
+            version: &declared,
+            version_key: &key,
+        },
+        &later,
+        &changes,
+        &load,
+        &validate,
+    );
+}
+
