@@ -242,6 +242,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     // report's hundreds of thousands of issues one by one.
     std::mem::forget(report);
     std::mem::forget(derivatives);
+    // So are the rules and the engine built on them (a tree of parsed expressions).
+    std::mem::forget(engine);
+    std::mem::forget(loaded);
     // A closed pipe (`| head`) is not an error of the validation; a failed -o file is.
     if let (Err(e), Some(p)) = (written, &args.output) {
         return Err(anyhow::Error::new(e).context(format!("writing {}", p.display())));

@@ -3,6 +3,7 @@
 //! module gives it the later versions' rules and validates the dataset with them.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use nidos_schema::Schema;
 use nidos_validate::{Engine, Options, Report};
@@ -46,13 +47,23 @@ pub fn explain(
         return;
     }
     let later: Vec<&str> = later.iter().map(String::as_str).collect();
+    // What was loaded stays until the process exits (freeing a tree of parsed
+    // expressions costs about a tenth of loading it).
+    let kept = std::cell::RefCell::new(Vec::new());
     let load = |v: &str| {
-        let schema = Schema::bundled_for(Some(&brand), Some(v)).ok();
+        let schema = Schema::bundled_for(Some(&brand), Some(v))
+            .ok()
+            .map(Arc::new);
+        kept.borrow_mut().extend(schema.clone());
         timer.lap(&format!("later versions: load {v}"));
         schema
     };
+    let kept_changes = std::cell::RefCell::new(Vec::new());
     let changes = || {
-        let changes = nidos_schema::bundled_changes(Some(&brand)).ok();
+        let changes = nidos_schema::bundled_changes(Some(&brand))
+            .ok()
+            .map(Arc::new);
+        kept_changes.borrow_mut().extend(changes.clone());
         timer.lap("later versions: what each version changes");
         changes
     };
@@ -91,5 +102,6 @@ pub fn explain(
         &load,
         &validate,
     );
+    std::mem::forget(kept);
+    std::mem::forget(kept_changes);
 }
-

@@ -300,12 +300,7 @@ fn check_table(
         sidecar,
         header,
         table.kept_rows(),
-        &mut |r, c| {
-            columns
-                .get(c)
-                .and_then(|col| col.get(r))
-                .map(|c| &**c)
-        },
+        &mut |r, c| columns.get(c).and_then(|col| col.get(r)).map(|c| &**c),
         Some(&memo.pieces),
         &mut |line, h| rows.push(out, codes.issue(h, location.clone(), "", line)),
     );

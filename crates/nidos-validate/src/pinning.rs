@@ -5,6 +5,7 @@
 //! from which version the thing is defined, and what to do about it.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use nidos_schema::{compare_versions, Changes, Schema, Subject};
 
@@ -126,6 +127,8 @@ pub struct Declared<'a> {
 /// which an entry about its subject, in the parts of the rules that decide it, appears
 /// or goes away: only those can first judge it differently (without `changes`, every
 /// later version can).
+/// The rules and changes come shared, so a caller about to exit can keep them rather
+/// than pay for freeing them here.
 /// Returns how many issues were annotated. Nothing is loaded or validated unless some
 /// issue has one of the codes that can depend on the version (and, with `changes`, a
 /// subject a later version touches); then those versions are tried (the newest first
@@ -137,8 +140,8 @@ pub fn explain_later_versions(
     current: &Schema,
     declared: &Declared<'_>,
     later: &[&str],
-    changes: &dyn Fn() -> Option<Changes>,
-    load: &dyn Fn(&str) -> Option<Schema>,
+    changes: &dyn Fn() -> Option<Arc<Changes>>,
+    load: &dyn Fn(&str) -> Option<Arc<Schema>>,
     validate: &dyn Fn(&Schema, &Recheck) -> Option<Report>,
 ) -> usize {
     if !report.issues.iter().any(|i| sections_of(&i.code).is_some()) {
@@ -218,7 +221,7 @@ pub fn explain_later_versions(
             .map(|k| k.name)
             .collect(),
     };
-    let mut loaded: HashMap<&str, Schema> = HashMap::new();
+    let mut loaded: HashMap<&str, Arc<Schema>> = HashMap::new();
     // Issue index → the first version without it.
     let mut since: HashMap<usize, &str> = HashMap::new();
     let wanted: HashSet<&str> = open.iter().flat_map(|(_, vs)| vs.iter().copied()).collect();
@@ -348,6 +351,7 @@ mod tests {
     use crate::report::Report;
     use nidos_schema::{compare_versions, Changes, Schema};
     use std::cell::RefCell;
+    use std::sync::Arc;
 
     /// Which later versions are loaded, and what each issue is annotated with, for a
     /// rule tree whose `objects.files` entries appear at the given versions, and files
@@ -378,7 +382,7 @@ mod tests {
         let loads = RefCell::new(Vec::new());
         let load = |v: &str| {
             loads.borrow_mut().push(v.to_owned());
-            Some(at(v))
+            Some(Arc::new(at(v)))
         };
         let validate = |s: &Schema, _: &Recheck| {
             let issues = files
@@ -401,7 +405,7 @@ mod tests {
                 version_key: "StdVersion",
             },
             &later,
-            &|| Some(changes.clone()),
+            &|| Some(Arc::new(changes.clone())),
             &load,
             &validate,
         );
@@ -504,7 +508,7 @@ mod tests {
                 },
                 &["1.9.0"],
                 &|| None,
-                &|_| Some(current.clone()),
+                &|_| Some(Arc::new(current.clone())),
                 &validate,
             );
             assert_eq!(seen.into_inner(), [expected.to_vec()], "{codes:?}");

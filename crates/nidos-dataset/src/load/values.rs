@@ -75,7 +75,10 @@ impl Dataset {
         if let Some(i) = self.index_of("/participants.tsv") {
             let t = self.table_at(i);
             if let Some(col) = t.table.as_ref().and_then(|t| t.column("participant_id")) {
-                subjects.insert("participant_id".into(), Value::array(col.iter().map(|c| Value::String(c.clone())).collect()));
+                subjects.insert(
+                    "participant_id".into(),
+                    Value::array(col.iter().map(|c| Value::String(c.clone())).collect()),
+                );
             }
         }
         o.insert("subjects".into(), Value::object(subjects));
@@ -166,7 +169,10 @@ impl Dataset {
         if let Some(i) = self.index_of(&format!("/{sub}/{sub}_sessions.tsv")) {
             let t = self.table_at(i);
             if let Some(col) = t.table.as_ref().and_then(|t| t.column("session_id")) {
-                sessions.insert("session_id".into(), Value::array(col.iter().map(|c| Value::String(c.clone())).collect()));
+                sessions.insert(
+                    "session_id".into(),
+                    Value::array(col.iter().map(|c| Value::String(c.clone())).collect()),
+                );
             }
         }
         let mut o = Object::default();

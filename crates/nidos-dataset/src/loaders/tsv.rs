@@ -290,7 +290,9 @@ fn parse(
             let mut start = 0;
             for (col, &end) in table.columns.iter_mut().zip(&ends) {
                 // A tab is one byte and never inside a character: these are boundaries.
-                col.push(std::sync::Arc::from(text.get(start..end).unwrap_or_default()));
+                col.push(std::sync::Arc::from(
+                    text.get(start..end).unwrap_or_default(),
+                ));
                 start = end + 1;
             }
         } else {
