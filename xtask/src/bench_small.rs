@@ -118,7 +118,8 @@ pub fn run(args: &[String]) -> Result<()> {
              (`bids-validator-deno`, same options) median of 3 runs in the same run.\n"
         );
         section.push_str(&table);
-        let _ = writeln!(section, "\n{END}");
+        // No newline after the end mark: the text after it keeps its own.
+        let _ = write!(section, "\n{END}");
         let old = std::fs::read_to_string(&path).unwrap_or_default();
         let new = match (old.find(BEGIN), old.find(END)) {
             (Some(a), Some(b)) if b > a => {
