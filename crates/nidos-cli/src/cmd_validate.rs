@@ -169,8 +169,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     // The laps above, together: the next lap then counts the later versions alone.
     timer.lap("validation");
     if args.schema.schema.is_none() && args.schema.std_version.is_none() {
-        let (schema, timer) = (&loaded.schema, &timer);
-        crate::later_versions::explain(&mut report, schema, &ds, &opts, &args, timer);
+        let (schema, dir) = (&loaded.schema, args.dataset.as_path());
+        let open = open_options(dir, &opts, &args);
+        crate::later_versions::explain(&mut report, schema, &ds, &opts, dir, &open, &timer);
         timer.lap("later versions (the rest)");
     }
     if args.recursive {
@@ -528,7 +529,7 @@ fn validate_one(
 }
 
 /// How the datasets of this run are opened.
-pub(crate) fn open_options(dir: &Path, opts: &Options, args: &Args) -> nidos_dataset::OpenOptions {
+fn open_options(dir: &Path, opts: &Options, args: &Args) -> nidos_dataset::OpenOptions {
     let mut open = nidos_dataset::OpenOptions {
         ignore_nifti_headers: opts.ignore_nifti_headers,
         max_rows: opts.max_rows,

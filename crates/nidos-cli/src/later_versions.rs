@@ -8,8 +8,6 @@ use std::sync::Arc;
 use nidos_schema::Schema;
 use nidos_validate::{Engine, Options, Report};
 
-use crate::cmd_validate::{open_options, Args};
-
 /// The supported versions after the one `schema` holds, oldest first.
 fn later_than(schema: &Schema) -> Vec<String> {
     let mut later: Vec<String> = schema
@@ -29,10 +27,10 @@ pub fn explain(
     schema: &Schema,
     ds: &nidos_dataset::Dataset,
     opts: &Options,
-    args: &Args,
+    dir: &std::path::Path,
+    open: &nidos_dataset::OpenOptions,
     timer: &crate::timer::Timer,
 ) {
-    let dir = args.dataset.as_path();
     let key = schema.brand.version_key.clone();
     let brand = schema.brand.name.clone();
     let Some(declared) = std::fs::read(dir.join("dataset_description.json"))
@@ -80,7 +78,7 @@ pub fn explain(
         };
         // What the first run parsed is parsed again only if the later rules walk the
         // dataset differently.
-        let again = nidos_dataset::Dataset::open_again(dir, s, &open_options(dir, opts, args), ds);
+        let again = nidos_dataset::Dataset::open_again(dir, s, open, ds);
         let engine = Engine::new(s);
         timer.lap(&format!(
             "later versions: open dataset, prepare {}",

@@ -2,18 +2,12 @@
 //! wanted; every other member is the same either way, and an object built with the tree
 //! keeps being served.
 
-use std::path::Path;
-
 use nidos_dataset::{Dataset, OpenOptions};
 use nidos_expr::Value;
 
-const SCHEMA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema");
+mod common;
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
+use common::{rules_and_dataset, write};
 
 fn without_tree(v: &Value) -> Vec<(String, Value)> {
     let Value::Object(o) = v else {
@@ -27,15 +21,8 @@ fn without_tree(v: &Value) -> Vec<(String, Value)> {
 
 #[test]
 fn tree_left_out_only_when_not_wanted() {
-    let schema = nidos_schema::load_path(Path::new(SCHEMA)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (schema, dir) = rules_and_dataset("participant_id\nsub-01\n");
     let root = dir.path();
-    write(
-        root,
-        "dataset_description.json",
-        r#"{"Name": "x", "StdVersion": "1.11.1"}"#,
-    );
-    write(root, "participants.tsv", "participant_id\nsub-01\n");
     write(root, "sub-01/anat/sub-01_T1w.nii.gz", "");
     let open = || Dataset::open(root, &schema, &OpenOptions::default()).unwrap();
 

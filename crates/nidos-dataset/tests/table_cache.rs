@@ -2,34 +2,17 @@
 //! or tiny budget tables are parsed again per use, and every context sees exactly what
 //! it sees with the default budget.
 
-use std::path::Path;
-
 use nidos_dataset::{Dataset, OpenOptions};
 use nidos_expr::Context;
 
-const SCHEMA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema");
+mod common;
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
+use common::{rules_and_dataset, write};
 
 #[test]
 fn zero_budget_gives_the_same_contexts() {
-    let schema = nidos_schema::load_path(Path::new(SCHEMA)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (schema, dir) = rules_and_dataset("participant_id\tage\nsub-01\t30\nsub-02\t40\n");
     let root = dir.path();
-    write(
-        root,
-        "dataset_description.json",
-        r#"{"Name": "x", "StdVersion": "1.11.1"}"#,
-    );
-    write(
-        root,
-        "participants.tsv",
-        "participant_id\tage\nsub-01\t30\nsub-02\t40\n",
-    );
     for sub in ["01", "02"] {
         for run in 1..=3 {
             let stem = format!("sub-{sub}/func/sub-{sub}_task-a_run-{run}");
