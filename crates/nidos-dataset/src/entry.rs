@@ -157,8 +157,16 @@ impl FileEntry {
 
     /// The file name (last component, without a trailing `/`).
     pub fn file_name(&self) -> &str {
+        let (p, at) = self.name_start();
+        p.get(at..).unwrap_or(p)
+    }
+
+    /// The path without a trailing `/`, and where its last component starts. `memrchr`
+    /// (SIMD) rather than `rfind`: these run tens of times per file, on paths of 30–80
+    /// bytes. A `/` is one byte and never part of another character.
+    fn name_start(&self) -> (&str, usize) {
         let p = self.path.trim_end_matches('/');
-        &p[p.rfind('/').map(|i| i + 1).unwrap_or(0)..]
+        (p, memchr::memrchr(b'/', p.as_bytes()).map_or(0, |i| i + 1))
     }
 
     /// The path without the file name's extension (`/sub-01/anat/sub-01_T1w`). (Kept
@@ -171,7 +179,7 @@ impl FileEntry {
 
     /// The directory, with leading and trailing `/` (`/sub-01/anat/`; `/` at the root).
     pub fn dir(&self) -> &str {
-        let p = self.path.trim_end_matches('/');
-        &p[..p.rfind('/').map(|i| i + 1).unwrap_or(0)]
+        let (p, at) = self.name_start();
+        p.get(..at).unwrap_or("")
     }
 }

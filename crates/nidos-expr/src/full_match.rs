@@ -68,7 +68,7 @@ impl FullMatcher {
 
 /// The `regex` crate's spelling of an ECMAScript pattern, or `None` when the pattern
 /// uses a construct this translation does not carry over exactly.
-fn translate(pattern: &str) -> Option<String> {
+pub(crate) fn translate(pattern: &str) -> Option<String> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut i = 0;
@@ -230,11 +230,11 @@ fn class(chars: &[char], i: usize, out: &mut String) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Patterns of the kinds the schema uses, and the strings to try on each.
-    const PATTERNS: &[&str] = &[
+    pub(crate) const PATTERNS: &[&str] = &[
         r" *[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)? *",
         r" *[+-]?\d+ *",
         r".*",
@@ -259,7 +259,7 @@ mod tests {
         r"[\-.]?x",
     ];
 
-    const TEXTS: &[&str] = &[
+    pub(crate) const TEXTS: &[&str] = &[
         "",
         "a",
         "ab",

@@ -2,22 +2,35 @@
 //! once at parse time; computed patterns go through a small process-wide cache.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 /// A pattern compiled with `regress` (no flags: the `new RegExp(p)` of JavaScript),
 /// or the reason it does not compile. Compiled on first use, so a rule whose pattern is
-/// never reached costs nothing at load.
+/// never reached costs nothing at load. Searches run on the `regex` crate's automaton
+/// when the pattern carries over to it exactly (as in [`crate::full_match`]): the
+/// backtracking engine allocates for every search, and `match` runs for most files
+/// (the associations' selectors test extensions with it). The automaton is built only
+/// once a pattern has searched [`AUTOMATON_AFTER`] texts: building costs more than a
+/// few dozen backtracking searches, so a small dataset never pays for it.
 #[derive(Debug)]
 pub struct CompiledRegex {
     pattern: String,
     regex: OnceLock<Result<regress::Regex, String>>,
+    automaton: OnceLock<Option<regex::Regex>>,
+    searches: AtomicU32,
 }
+
+/// How many searches a pattern runs on the backtracking engine before the automaton.
+const AUTOMATON_AFTER: u32 = 64;
 
 impl CompiledRegex {
     pub fn compile(pattern: &str) -> CompiledRegex {
         CompiledRegex {
             pattern: pattern.to_owned(),
             regex: OnceLock::new(),
+            automaton: OnceLock::new(),
+            searches: AtomicU32::new(0),
         }
     }
 
@@ -33,10 +46,26 @@ impl CompiledRegex {
 
     /// Unanchored search. `None` when the pattern is invalid.
     pub fn is_match(&self, text: &str) -> Option<bool> {
-        match self.compiled() {
-            Ok(re) => Some(re.find(text).is_some()),
-            Err(_) => None,
+        // Validity is the ECMAScript engine's say, whichever engine searches.
+        let re = self.compiled().as_ref().ok()?;
+        let warm = self.searches.load(Ordering::Relaxed) >= AUTOMATON_AFTER;
+        if !warm {
+            self.searches.fetch_add(1, Ordering::Relaxed);
         }
+        let fast = if warm { self.automaton() } else { None };
+        Some(match fast {
+            Some(fast) => fast.is_match(text),
+            None => re.find(text).is_some(),
+        })
+    }
+
+    fn automaton(&self) -> Option<&regex::Regex> {
+        self.automaton
+            .get_or_init(|| {
+                let spelled = crate::full_match::translate(&self.pattern)?;
+                regex::Regex::new(&spelled).ok()
+            })
+            .as_ref()
     }
 }
 
@@ -67,4 +96,30 @@ pub fn cached(pattern: &str) -> Arc<CompiledRegex> {
         map.insert(pattern.to_string(), compiled.clone());
     }
     compiled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CompiledRegex, AUTOMATON_AFTER};
+    use crate::full_match::tests::{PATTERNS, TEXTS};
+    use std::sync::atomic::Ordering;
+
+    #[test]
+    fn searches_agree_with_the_ecmascript_engine() {
+        for p in PATTERNS {
+            let cold = CompiledRegex::compile(p);
+            let warm = CompiledRegex::compile(p);
+            warm.searches.store(AUTOMATON_AFTER, Ordering::Relaxed);
+            let slow = regress::Regex::new(p).ok();
+            for t in TEXTS {
+                let want = slow.as_ref().map(|re| re.find(t).is_some());
+                assert_eq!(cold.is_match(t), want, "pattern {p:?} on {t:?}");
+                assert_eq!(warm.is_match(t), want, "pattern {p:?} on {t:?}");
+            }
+        }
+        // The schema's extension test runs on the automaton.
+        assert!(CompiledRegex::compile(r"\.nii(\.gz)?$")
+            .automaton()
+            .is_some());
+    }
 }

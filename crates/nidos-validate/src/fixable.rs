@@ -2,21 +2,20 @@
 //! field requirement), so reports can mark them `fixable` and `nidos fix` can find the
 //! edit for each one.
 
-use std::collections::HashMap;
-
 use nidos_schema::{Fix, FixOp, Schema};
 
-use crate::issue::{Issue, Sym};
+use crate::issue::{FastMap, Issue, Sym};
 
-/// The schema's fixes, looked up by the rule that raised an issue.
+/// The schema's fixes, looked up by the rule that raised an issue (for every issue of a
+/// report, so the maps hash with foldhash).
 #[derive(Clone, Debug, Default)]
 pub struct FixIndex {
     /// Check rule id → fix.
-    by_rule: HashMap<String, Fix>,
+    by_rule: FastMap<String, Fix>,
     /// Field rule id → field name → fix; the issue's sub-code names the field.
-    by_field: HashMap<String, HashMap<String, Fix>>,
+    by_field: FastMap<String, FastMap<String, Fix>>,
     /// Issue code → fix of an error rule (issues the engine raises itself).
-    by_code: HashMap<String, Fix>,
+    by_code: FastMap<String, Fix>,
 }
 
 impl FixIndex {
