@@ -52,6 +52,9 @@ pub struct FileContext<'a> {
     tiff: OnceCell<(HeaderLoad, HeaderLoad)>,
     /// The assembled HED annotation of each row of a table (see [`FileContext::hed`]).
     hed: OnceCell<Value>,
+    /// The file's own scalars (`path`, `suffix`, `extension`, `datatype`, `modality`),
+    /// made on first lookup: selectors read them many times per file.
+    scalars: [OnceCell<Value>; 5],
 }
 
 impl Dataset {
@@ -79,6 +82,7 @@ impl Dataset {
             headers: OnceCell::new(),
             tiff: OnceCell::new(),
             hed: OnceCell::new(),
+            scalars: Default::default(),
         }
     }
 }
@@ -120,6 +124,14 @@ impl<'a> FileContext<'a> {
     /// Keys whose value a deeper sidecar changed (reported as `SIDECAR_FIELD_OVERRIDE`).
     pub fn sidecar_overrides(&self) -> &[SidecarOverride] {
         &self.sidecar_merge().overrides
+    }
+
+    /// Scalar `i` of [`FileContext::scalars`], made by `make` on first use.
+    fn scalar(&self, i: usize, make: impl FnOnce() -> Value) -> &Value {
+        match self.scalars.get(i) {
+            Some(cell) => cell.get_or_init(make),
+            None => &Value::Null,
+        }
     }
 
     fn entities(&self) -> &Value {
@@ -331,30 +343,26 @@ impl Context for FileContext<'_> {
             "dataset" => Some(self.ds.dataset_value_ref()),
             "subject" => subject_of(&f.path).and_then(|s| self.ds.subject_value_ref(s)),
             "schema" => Some(self.ds.info.value_ref()),
-            "path" => return Cow::Owned(Value::str(f.path.as_str())),
+            "path" => Some(self.scalar(0, || Value::str(f.path.as_str()))),
             "size" => return Cow::Owned(Value::Number(f.size as f64)),
-            "suffix" => {
-                return Cow::Owned(
-                    f.name
-                        .suffix
-                        .as_deref()
-                        .map(Value::str)
-                        .unwrap_or(Value::Null),
-                )
-            }
-            "extension" => return Cow::Owned(Value::str(f.name.extension.as_str())),
-            "datatype" => {
-                return Cow::Owned(f.datatype.as_deref().map(Value::str).unwrap_or(Value::Null))
-            }
-            "modality" => {
-                return Cow::Owned(
-                    f.datatype
-                        .as_deref()
-                        .and_then(|d| self.ds.info.modalities.get(d))
-                        .map(|m| Value::str(m.as_str()))
-                        .unwrap_or(Value::Null),
-                )
-            }
+            "suffix" => Some(self.scalar(1, || {
+                f.name
+                    .suffix
+                    .as_deref()
+                    .map(Value::str)
+                    .unwrap_or(Value::Null)
+            })),
+            "extension" => Some(self.scalar(2, || Value::str(f.name.extension.as_str()))),
+            "datatype" => Some(self.scalar(3, || {
+                f.datatype.as_deref().map(Value::str).unwrap_or(Value::Null)
+            })),
+            "modality" => Some(self.scalar(4, || {
+                f.datatype
+                    .as_deref()
+                    .and_then(|d| self.ds.info.modalities.get(d))
+                    .map(|m| Value::str(m.as_str()))
+                    .unwrap_or(Value::Null)
+            })),
             _ => None,
         };
         match kept {

@@ -1,6 +1,6 @@
 //! File names: entities, suffix, extension and stem, without regular expressions.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 
 /// What file-name parsing needs to know from the schema: the entities (short key ↔ long
 /// name, in the schema's canonical order) and the known datatypes.

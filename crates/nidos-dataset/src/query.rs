@@ -212,17 +212,28 @@ pub fn is_derivative(ds: &Dataset) -> bool {
 
 /// Glob match of a core-file stem pattern (`*` any run, `?` one character).
 fn stem_glob(pattern: &str, name: &str) -> bool {
-    fn rec(p: &[char], n: &[char]) -> bool {
-        match p.split_first() {
-            None => n.is_empty(),
-            Some(('*', rest)) => (0..=n.len()).any(|i| rec(rest, &n[i..])),
-            Some(('?', rest)) => !n.is_empty() && rec(rest, &n[1..]),
-            Some((c, rest)) => n.first() == Some(c) && rec(rest, &n[1..]),
-        }
+    // Runs for every stem rule on every file: no allocation, and a plain stem (most
+    // of them) is a string comparison.
+    if !pattern.contains(['*', '?']) {
+        return pattern == name;
     }
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    rec(&p, &n)
+    fn rest_of(s: &str) -> Option<(char, &str)> {
+        let mut c = s.chars();
+        c.next().map(|first| (first, c.as_str()))
+    }
+    let mut p = pattern.chars();
+    match p.next() {
+        None => name.is_empty(),
+        Some('*') => {
+            let rest = p.as_str();
+            name.char_indices()
+                .map(|(i, _)| i)
+                .chain([name.len()])
+                .any(|i| stem_glob(rest, &name[i..]))
+        }
+        Some('?') => rest_of(name).is_some_and(|(_, n)| stem_glob(p.as_str(), n)),
+        Some(c) => rest_of(name).is_some_and(|(first, n)| first == c && stem_glob(p.as_str(), n)),
+    }
 }
 
 /// Whether a file rule claims a file (by exact path, stem pattern with one of the
@@ -529,5 +540,18 @@ mod tests {
         assert!(stem_glob("README", "README"));
         assert!(stem_glob("*", "x"));
         assert!(!stem_glob("LICENSE", "README"));
+        for (pattern, name, want) in [
+            ("*", "", true),
+            ("sub-*_sessions", "sub-01_sessions", true),
+            ("sub-*_sessions", "sub-01_scans", false),
+            ("a?c", "abc", true),
+            ("a?c", "ac", false),
+            ("a?c", "aéc", true),
+            ("*é", "xxé", true),
+            ("*x*", "abc", false),
+            ("README", "READM", false),
+        ] {
+            assert_eq!(stem_glob(pattern, name), want, "{pattern} on {name}");
+        }
     }
 }

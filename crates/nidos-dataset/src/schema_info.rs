@@ -1,6 +1,6 @@
 //! Facts of the schema the dataset layer uses, extracted once from the typed model.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
 use nidos_expr::{Expr, Value};
@@ -17,7 +17,7 @@ pub struct SchemaInfo {
     /// Extensions of directories treated as files (`.ome.zarr/`, `.ds/`, `/`).
     pub dir_extensions: HashSet<String>,
     /// Datatype → modality.
-    pub modalities: HashMap<String, String>,
+    pub modalities: foldhash::HashMap<String, String>,
     pub associations: Vec<AssocDef>,
     pub ignore_file: String,
     pub uri_scheme: String,

@@ -295,8 +295,14 @@ impl<'s> Engine<'s> {
         opts.config.apply(&mut issues);
         // The order compares every field, so an unstable sort gives the same result as
         // a stable one, without a scratch copy of the issues (`normalize`).
-        normalize(&mut issues);
-        self.fixes.mark(&mut issues);
+        // The summary reads only the dataset: it is made while the issues are sorted.
+        let ((), summary) = rayon::join(
+            || {
+                normalize(&mut issues);
+                self.fixes.mark(&mut issues);
+            },
+            || self.summary(ds),
+        );
         opts.lap(|| {
             let own: usize = issues
                 .iter()
@@ -316,7 +322,7 @@ impl<'s> Engine<'s> {
             code_messages: self.code_messages(&issues),
             field_messages: self.field_messages(&issues),
             issues,
-            summary: self.summary(ds),
+            summary,
             dataset_type: layout,
             hidden_warnings: 0,
         };

@@ -6,6 +6,9 @@ use nidos_schema::{Fix, FixOp, Schema};
 
 use crate::issue::{FastMap, Issue, Sym};
 
+/// Issues marked per task when a report is marked in parallel.
+const MARK_PIECE: usize = 8192;
+
 /// The schema's fixes, looked up by the rule that raised an issue (for every issue of a
 /// report, so the maps hash with foldhash).
 #[derive(Clone, Debug, Default)]
@@ -81,6 +84,19 @@ impl FixIndex {
         if self.is_empty() {
             return;
         }
+        // A large report is marked in pieces on all threads (it runs after the sort, with
+        // nothing else to do).
+        if issues.len() >= 2 * MARK_PIECE {
+            use rayon::prelude::*;
+            issues
+                .par_chunks_mut(MARK_PIECE)
+                .for_each(|piece| self.mark_piece(piece));
+        } else {
+            self.mark_piece(issues);
+        }
+    }
+
+    fn mark_piece(&self, issues: &mut [Issue]) {
         // Whether an issue is fixable follows from its rule, sub-code and code; sorted
         // issues come in runs that share them, so the previous answer is tried first.
         let mut last: Option<(Option<Sym>, Sym, Sym, bool)> = None;
@@ -105,6 +121,48 @@ impl FixIndex {
                 }
             };
             issue.fixable = fixable;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::issue::Severity;
+
+    fn fix(op: FixOp) -> Fix {
+        Fix {
+            id: "rules.errors.X".into(),
+            op,
+            suggestion: None,
+        }
+    }
+
+    /// A report large enough to be marked in pieces gets the marks a one-piece pass
+    /// gives: fixable codes marked, suggestions and codes without a fix not.
+    #[test]
+    fn pieces_mark_as_one_pass() {
+        let mut index = FixIndex::default();
+        let set = FixOp::Set {
+            key: "K".into(),
+            value: serde_json::Value::Null,
+        };
+        index.by_code.insert("FIXABLE".into(), fix(set));
+        index
+            .by_code
+            .insert("SUGGESTED".into(), fix(FixOp::Suggest));
+        let codes = ["FIXABLE", "SUGGESTED", "OTHER"];
+        let issues: Vec<Issue> = (0..3 * MARK_PIECE + 5)
+            .map(|i| Issue::new(codes[(i / 3 + i) % 3], Severity::Error, "/x"))
+            .collect();
+        let mut pieces = issues.clone();
+        index.mark(&mut pieces);
+        let mut whole = issues;
+        index.mark_piece(&mut whole);
+        let marked: Vec<bool> = pieces.iter().map(|i| i.fixable).collect();
+        assert_eq!(marked, whole.iter().map(|i| i.fixable).collect::<Vec<_>>());
+        for issue in &pieces {
+            assert_eq!(issue.fixable, issue.code.as_str() == "FIXABLE");
         }
     }
 }

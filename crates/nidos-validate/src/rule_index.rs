@@ -20,14 +20,33 @@ pub(crate) const KEYS: usize = 5;
 /// so the index only skips rules that could not be selected.
 #[derive(Default)]
 pub(crate) struct RuleIndex {
-    /// Per key name: literal → rules (ascending).
-    by_value: [FastMap<String, Vec<usize>>; KEYS],
+    /// Per key name: literal → rules.
+    by_value: [FastMap<String, RuleSet>; KEYS],
     /// Per key name: every rule keyed on it (for files whose value is not a string).
-    keyed: [Vec<usize>; KEYS],
+    keyed: [RuleSet; KEYS],
     /// Rules without a key: always candidates.
-    always: Vec<usize>,
+    always: RuleSet,
     /// Per rule: the numbers of its selectors in the engine's [`SelectorTable`].
     selectors: Vec<Vec<u32>>,
+}
+
+/// A set of rule numbers as a bit per rule: a file's candidates are the union of a few
+/// such sets, taken word by word and read back in ascending order without sorting.
+#[derive(Clone, Default)]
+struct RuleSet(Vec<u64>);
+
+impl RuleSet {
+    fn insert(&mut self, rule: usize) {
+        let word = rule / 64;
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << (rule % 64);
+    }
+
+    fn word(&self, i: usize) -> u64 {
+        self.0.get(i).copied().unwrap_or(0)
+    }
 }
 
 impl RuleIndex {
@@ -45,15 +64,12 @@ impl RuleIndex {
                 .find_map(|s| s.parsed.as_deref().and_then(selector_key));
             match key {
                 Some((k, literals)) => {
-                    index.keyed[k].push(i);
-                    let mut literals = literals;
-                    literals.sort();
-                    literals.dedup();
+                    index.keyed[k].insert(i);
                     for lit in literals {
-                        index.by_value[k].entry(lit).or_default().push(i);
+                        index.by_value[k].entry(lit).or_default().insert(i);
                     }
                 }
-                None => index.always.push(i),
+                None => index.always.insert(i),
             }
         }
         index
@@ -68,18 +84,24 @@ impl RuleIndex {
     /// key values are `keys`.
     pub(crate) fn candidates(&self, keys: &[&Value; KEYS], out: &mut Vec<usize>) {
         out.clear();
-        out.extend_from_slice(&self.always);
+        let mut sets = [&self.always; KEYS + 1];
         for (k, value) in keys.iter().enumerate() {
-            match value {
-                Value::String(s) => {
-                    if let Some(rules) = self.by_value[k].get(s.as_ref()) {
-                        out.extend_from_slice(rules);
-                    }
-                }
-                _ => out.extend_from_slice(&self.keyed[k]),
+            sets[k + 1] = match value {
+                Value::String(s) => match self.by_value[k].get(s.as_ref()) {
+                    Some(set) => set,
+                    None => &self.always,
+                },
+                _ => &self.keyed[k],
+            };
+        }
+        let words = sets.iter().map(|s| s.0.len()).max().unwrap_or(0);
+        for w in 0..words {
+            let mut bits = sets.iter().fold(0, |acc, s| acc | s.word(w));
+            while bits != 0 {
+                out.push(w * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
             }
         }
-        out.sort_unstable();
     }
 }
 
@@ -121,5 +143,74 @@ pub(crate) fn selector_key(expr: &nidos_expr::Expr) -> Option<(usize, Vec<String
             Some((k, strings))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The candidates read from the bit sets are exactly the rules whose key admits the
+    /// file, in ascending order, for rules spread over several words.
+    #[test]
+    fn candidates_are_the_admitted_rules_in_order() {
+        let literals = ["bold", "T1w", ".json", "anat", "mri"];
+        // Rule i: unkeyed, or keyed on name i % KEYS with one or two literals.
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let mut keys_of: Vec<Option<(usize, Vec<&str>)>> = Vec::new();
+        let mut index = RuleIndex::default();
+        for i in 0..200 {
+            if next() % 4 == 0 {
+                index.always.insert(i);
+                keys_of.push(None);
+                continue;
+            }
+            let k = next() % KEYS;
+            let lits: Vec<&str> = (0..1 + next() % 2)
+                .map(|_| literals[next() % literals.len()])
+                .collect();
+            index.keyed[k].insert(i);
+            for lit in &lits {
+                index.by_value[k]
+                    .entry((*lit).to_string())
+                    .or_default()
+                    .insert(i);
+            }
+            keys_of.push(Some((k, lits)));
+        }
+        let values = [
+            Value::str("bold"),
+            Value::str("T1w"),
+            Value::str(".json"),
+            Value::str("other"),
+            Value::Null,
+        ];
+        let mut out = Vec::new();
+        for round in 0..50 {
+            let file: Vec<&Value> = (0..KEYS)
+                .map(|k| &values[(round * 7 + k * next()) % values.len()])
+                .collect();
+            let file: [&Value; KEYS] = [file[0], file[1], file[2], file[3], file[4]];
+            index.candidates(&file, &mut out);
+            let want: Vec<usize> = keys_of
+                .iter()
+                .enumerate()
+                .filter(|(_, key)| match key {
+                    None => true,
+                    Some((k, lits)) => match file[*k] {
+                        Value::String(s) => lits.iter().any(|l| *l == s.as_ref()),
+                        _ => true,
+                    },
+                })
+                .map(|(i, _)| i)
+                .collect();
+            assert_eq!(out, want, "round {round}");
+        }
     }
 }

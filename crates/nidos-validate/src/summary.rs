@@ -95,10 +95,10 @@ impl Engine<'_> {
     }
 
     pub(crate) fn summary(&self, ds: &Dataset) -> Summary {
-        let mut subjects = BTreeSet::new();
-        let mut sessions = BTreeSet::new();
-        let mut tasks = BTreeSet::new();
-        let mut datatypes = BTreeSet::new();
+        let mut subjects: BTreeSet<String> = BTreeSet::new();
+        let mut sessions: BTreeSet<String> = BTreeSet::new();
+        let mut tasks: BTreeSet<String> = BTreeSet::new();
+        let mut datatypes: BTreeSet<String> = BTreeSet::new();
         let mut modalities = Counts::new(&PRIMARY_ORDER);
         let mut secondary = Counts::new(&SECONDARY_ORDER);
         let mut total = 0;
@@ -110,18 +110,18 @@ impl Engine<'_> {
             total += 1;
             size += f.size;
             if let Some(s) = f.name.get("sub") {
-                subjects.insert(s.to_string());
+                insert_new(&mut subjects, s);
             }
             if let Some(s) = f.name.get("ses") {
-                sessions.insert(s.to_string());
+                insert_new(&mut sessions, s);
             }
             if f.name.extension == ".json" && f.readable() {
                 if let Some(task) = ds.json_value(idx).get("TaskName").as_str() {
-                    tasks.insert(task.to_string());
+                    insert_new(&mut tasks, task);
                 }
             }
             if let Some(dt) = &f.datatype {
-                datatypes.insert(dt.clone());
+                insert_new(&mut datatypes, dt);
                 if let Some((modality, _)) = self
                     .schema
                     .modalities
@@ -341,6 +341,14 @@ fn leading_number(cell: &str) -> serde_json::Value {
         Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => serde_json::Value::from(v as i64),
         Some(v) => serde_json::Value::from(v),
         None => serde_json::Value::Null,
+    }
+}
+
+/// Adds `text` to `set`, allocating only when it is new (most files repeat a subject,
+/// session and datatype already seen).
+fn insert_new(set: &mut BTreeSet<String>, text: &str) {
+    if !set.contains(text) {
+        set.insert(text.to_owned());
     }
 }
 

@@ -17,7 +17,7 @@ use super::TableLoad;
 #[derive(Debug, Default)]
 pub(crate) struct TableCache {
     /// File index → (table, estimated bytes, last use, parsing thread).
-    entries: std::collections::HashMap<usize, (Arc<TableLoad>, usize, u64, ThreadId)>,
+    entries: foldhash::HashMap<usize, (Arc<TableLoad>, usize, u64, ThreadId)>,
     /// Last use → file index, oldest first.
     by_use: std::collections::BTreeMap<u64, usize>,
     bytes: usize,

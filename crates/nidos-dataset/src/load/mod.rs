@@ -8,7 +8,6 @@ mod cache;
 pub mod sidecar;
 mod values;
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -36,7 +35,7 @@ pub struct Dataset {
     /// Whether `dataset` must hold `tree` ([`Dataset::set_tree_wanted`]).
     tree_wanted: std::sync::atomic::AtomicBool,
     tree_value: OnceLock<Value>,
-    subject_values: HashMap<String, OnceLock<Value>>,
+    subject_values: foldhash::HashMap<String, OnceLock<Value>>,
 }
 
 impl std::ops::Deref for Dataset {
