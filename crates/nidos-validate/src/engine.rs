@@ -352,7 +352,7 @@ impl<'s> Engine<'s> {
         let ctx = ds.context_at(idx);
         let identified =
             filenames::identify(schema, &self.file_rules, file, &location, derivative, out);
-        filenames::validate(schema, file, &location, &identified, out);
+        filenames::validate(schema, &self.file_rules, file, &location, &identified, out);
 
         let view = Cleaned::new(
             &ctx,

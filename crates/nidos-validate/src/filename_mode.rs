@@ -76,7 +76,14 @@ impl Engine<'_> {
                 derivative,
                 &mut issues,
             );
-            filenames::validate(self.schema, file, &location, &identified, &mut issues);
+            filenames::validate(
+                self.schema,
+                &self.file_rules,
+                file,
+                &location,
+                &identified,
+                &mut issues,
+            );
             if let Some(rank) = u32::try_from(idx).ok().and_then(|i| i.checked_add(1)) {
                 for issue in issues.iter_mut().skip(first_new) {
                     if issue.location == location {

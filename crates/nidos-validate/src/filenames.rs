@@ -2,7 +2,7 @@
 //! none), and whether its entities, datatype, extension and location fit that rule.
 
 use nidos_dataset::FileEntry;
-use nidos_schema::{FileRule, Level, Schema};
+use nidos_schema::{Entity, FileRule, Level, Schema};
 
 use crate::issue::{FastMap, Issue, Severity, Sym};
 
@@ -23,11 +23,22 @@ pub(crate) struct FileRuleIndex {
     by_path: FastMap<String, Vec<usize>>,
     by_suffix: FastMap<String, Vec<usize>>,
     by_stem: Vec<usize>,
+    /// Entity long name → short key, first entity of that name (as [`Schema::entity`]).
+    key_of_long: FastMap<String, String>,
+    /// Entity short key → its position in the schema's entity order (first of that key).
+    rank_of_key: FastMap<String, usize>,
 }
 
 impl FileRuleIndex {
     pub(crate) fn new(schema: &Schema) -> FileRuleIndex {
         let mut index = FileRuleIndex::default();
+        for (rank, e) in schema.entities.iter().enumerate() {
+            index
+                .key_of_long
+                .entry(e.name.clone())
+                .or_insert_with(|| e.key.clone());
+            index.rank_of_key.entry(e.key.clone()).or_insert(rank);
+        }
         for (i, rule) in schema.file_rules.iter().enumerate() {
             if let Some(path) = &rule.path {
                 index.by_path.entry(path.clone()).or_default().push(i);
@@ -40,6 +51,17 @@ impl FileRuleIndex {
             }
         }
         index
+    }
+
+    /// The short key of an entity's long name; a name the schema lacks is its own key.
+    fn key_of<'a>(&'a self, long: &'a str) -> &'a str {
+        self.key_of_long.get(long).map_or(long, String::as_str)
+    }
+
+    /// The schema's entity of a short key (as [`Schema::entity_by_key`]), with its rank.
+    fn entity_by_key<'s>(&self, schema: &'s Schema, key: &str) -> Option<(usize, &'s Entity)> {
+        let rank = *self.rank_of_key.get(key)?;
+        schema.entities.get(rank).map(|e| (rank, e))
     }
 
     /// The candidate rules of `file`, ascending.
@@ -105,9 +127,9 @@ pub(crate) fn identify<'s>(
                     || (file.name.stray.is_empty()
                         && file.name.pairs.iter().all(|(k, v)| {
                             !v.is_empty()
-                                && r.entities.keys().any(|long| {
-                                    schema.entity(long).map(|e| e.key.as_str()) == Some(k.as_str())
-                                })
+                                && r.entities
+                                    .keys()
+                                    .any(|long| index.key_of_long.get(long.as_str()) == Some(k))
                         }))
             })
             .collect();
@@ -127,6 +149,7 @@ const NO_LABEL: &str = "";
 
 pub(crate) fn validate(
     schema: &Schema,
+    index: &FileRuleIndex,
     file: &FileEntry,
     path: &Sym,
     id: &Identified<'_>,
@@ -142,7 +165,7 @@ pub(crate) fn validate(
         out.push(Issue::new("ENTITY_WITH_NO_LABEL", Severity::Error, path));
     }
     for (key, label) in pairs {
-        let Some(entity) = schema.entity_by_key(key) else {
+        let Some((_, entity)) = index.entity_by_key(schema, key) else {
             continue;
         };
         if label.is_empty() {
@@ -161,12 +184,12 @@ pub(crate) fn validate(
     }
     match id.rules.as_slice() {
         [] => {}
-        [rule] => rule_issues(schema, file, rule, out),
+        [rule] => rule_issues(index, file, rule, out),
         many => {
             let mut all_fail = true;
             for rule in many {
                 let mut scratch = Vec::new();
-                rule_issues(schema, file, rule, &mut scratch);
+                rule_issues(index, file, rule, &mut scratch);
                 if scratch.is_empty() {
                     all_fail = false;
                     break;
@@ -181,17 +204,22 @@ pub(crate) fn validate(
             }
         }
     }
-    // The name rebuilt in canonical entity order must equal the real one.
-    let labelled = || {
-        schema.entities.iter().filter_map(|e| {
-            file.name
-                .get(&e.key)
-                .filter(|l| !l.is_empty())
-                .map(|l| (e.key.as_str(), l))
-        })
-    };
-    if labelled().next().is_some() && !canonical_name_is(labelled(), file) {
-        let rebuilt: Vec<String> = labelled().map(|(k, l)| format!("{k}-{l}")).collect();
+    // The name rebuilt in canonical entity order must equal the real one: the schema's
+    // entities that the name labels (the first pair of each key), in the schema's order.
+    let mut labelled: Vec<(usize, &str, &str)> = Vec::with_capacity(pairs.len());
+    for (i, (key, _)) in pairs.iter().enumerate() {
+        let first = !pairs[..i].iter().any(|(k, _)| k == key);
+        let label = file.name.get(key).unwrap_or("");
+        if let (true, false, Some((rank, e))) =
+            (first, label.is_empty(), index.entity_by_key(schema, key))
+        {
+            labelled.push((rank, e.key.as_str(), label));
+        }
+    }
+    labelled.sort_unstable_by_key(|&(rank, _, _)| rank);
+    let in_order = || labelled.iter().map(|&(_, k, l)| (k, l));
+    if !labelled.is_empty() && !canonical_name_is(in_order(), file) {
+        let rebuilt: Vec<String> = in_order().map(|(k, l)| format!("{k}-{l}")).collect();
         let expected = format!(
             "{}_{}{}",
             rebuilt.join("_"),
@@ -231,10 +259,15 @@ fn canonical_name_is<'a>(
     tail.is_some_and(|t| t == file.name.extension.trim_end_matches('/'))
 }
 
-fn rule_issues<'s>(schema: &'s Schema, file: &FileEntry, rule: &'s FileRule, out: &mut Vec<Issue>) {
+fn rule_issues<'s>(
+    index: &'s FileRuleIndex,
+    file: &FileEntry,
+    rule: &'s FileRule,
+    out: &mut Vec<Issue>,
+) {
     let path = file.path.as_str();
     if !rule.entities.is_empty() {
-        let key_of = |long: &'s str| schema.entity(long).map_or(long, |e| e.key.as_str());
+        let key_of = |long: &'s str| index.key_of(long);
         if path.matches('/').count() > 1 {
             let missing: Vec<&str> = rule
                 .entities

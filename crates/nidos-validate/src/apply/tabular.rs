@@ -244,9 +244,16 @@ pub(super) fn check_values(
     };
     let path = facts.location;
     let mut reported = vec![false; column.deprecated.len()];
+    // Columns repeat values (levels, constant durations): a value equal to the last
+    // accepted one is accepted without matching it again.
+    let mut last_accepted: Option<&str> = None;
     for (row, value) in values.iter().enumerate() {
         let text = value.as_str().unwrap_or("");
+        if last_accepted == Some(text) {
+            continue;
+        }
         if sig.accepts(text) {
+            last_accepted = Some(text);
             continue;
         }
         if let Some(i) = column.deprecated.iter().position(|d| d.value == text) {
