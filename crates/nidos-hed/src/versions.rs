@@ -11,38 +11,24 @@ use crate::data::SchemaData;
 use crate::issue::HedIssue;
 use crate::schema::HedSchema;
 
-/// Schema files carried in the binary, by file stem: the bundled schemas, precompiled by `build.rs` from `schemas/*.json.gz` (see
-/// [`crate::compact`]).
-const BUNDLED: &[(&str, &[u8])] = &[
-    (
-        "HED8.1.0",
-        include_bytes!(concat!(env!("OUT_DIR"), "/HED8.1.0.bin")),
-    ),
-    (
-        "HED8.2.0",
-        include_bytes!(concat!(env!("OUT_DIR"), "/HED8.2.0.bin")),
-    ),
-    (
-        "HED8.3.0",
-        include_bytes!(concat!(env!("OUT_DIR"), "/HED8.3.0.bin")),
-    ),
-    (
-        "HED8.4.0",
-        include_bytes!(concat!(env!("OUT_DIR"), "/HED8.4.0.bin")),
-    ),
-    (
-        "HED_score_1.0.0",
-        include_bytes!(concat!(env!("OUT_DIR"), "/HED_score_1.0.0.bin")),
-    ),
-    (
-        "HED_score_2.1.0",
-        include_bytes!(concat!(env!("OUT_DIR"), "/HED_score_2.1.0.bin")),
-    ),
-    (
-        "HED_testlib_1.0.2",
-        include_bytes!(concat!(env!("OUT_DIR"), "/HED_testlib_1.0.2.bin")),
-    ),
-];
+/// The precompiled bytes `build.rs` wrote for each named schema file, by file stem.
+macro_rules! precompiled {
+    ($($stem:literal),* $(,)?) => {
+        &[$(($stem, include_bytes!(concat!(env!("OUT_DIR"), "/", $stem, ".bin")))),*]
+    };
+}
+
+/// Schema files carried in the binary, by file stem: the bundled schemas, precompiled by
+/// `build.rs` from `schemas/*.json.gz` (see [`crate::compact`]).
+const BUNDLED: &[(&str, &[u8])] = precompiled!(
+    "HED8.1.0",
+    "HED8.2.0",
+    "HED8.3.0",
+    "HED8.4.0",
+    "HED_score_1.0.0",
+    "HED_score_2.1.0",
+    "HED_testlib_1.0.2",
+);
 
 /// The bundled schemas by file stem, as precompiled bytes ([`crate::compact::decode`]).
 pub fn bundled() -> &'static [(&'static str, &'static [u8])] {
