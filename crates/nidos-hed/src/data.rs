@@ -1,6 +1,7 @@
 //! The compact, serialisable form of one HED schema: the facts nidos needs (tag tree,
 //! attributes, unit and value classes), no descriptions. Written by `cargo xtask hed-import`,
-//! bundled gzip-compressed, read back by [`crate::schema::HedSchema::from_data`].
+//! stored gzip-compressed, carried in the binary in the precompiled form of [`crate::compact`]
+//! (made by `build.rs`), turned into a schema by [`crate::schema::HedSchema::from_data`].
 
 use serde::{Deserialize, Serialize};
 

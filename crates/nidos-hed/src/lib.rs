@@ -4,6 +4,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod check;
+pub mod compact;
 pub mod data;
 pub mod defs;
 pub mod events;

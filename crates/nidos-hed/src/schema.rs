@@ -67,15 +67,37 @@ pub struct HedSchema {
 }
 
 impl HedSchema {
-    /// Builds the lookups; fails on a tree that refers to missing parents.
-    pub fn from_data(data: &SchemaData) -> Result<Self, String> {
+    /// Builds the lookups; fails on a tree that refers to missing parents. The data's texts
+    /// are moved into the schema, not copied.
+    pub fn from_data(data: SchemaData) -> Result<Self, String> {
+        let SchemaData {
+            version,
+            library,
+            with_standard,
+            tags,
+            unit_classes,
+            unit_modifiers,
+            value_classes,
+            ..
+        } = data;
+        // Each node's number of children, so that its map is made once at its size.
+        let mut child_counts = vec![0usize; tags.len()];
+        for t in &tags {
+            if let Some(c) = t.p.and_then(|p| child_counts.get_mut(p as usize)) {
+                *c += 1;
+            }
+        }
+        let mut by_name = HashMap::default();
+        by_name.reserve(tags.len());
         let mut schema = HedSchema {
-            version: data.version.clone(),
-            library: data.library.clone(),
-            with_standard: data.with_standard.clone(),
+            version,
+            library,
+            with_standard,
+            tags: Vec::with_capacity(tags.len()),
+            by_name,
             ..Default::default()
         };
-        for (i, t) in data.tags.iter().enumerate() {
+        for (i, t) in tags.into_iter().enumerate() {
             let parent = match t.p {
                 Some(p) => {
                     let p = p as usize;
@@ -89,65 +111,72 @@ impl HedSchema {
                 }
                 None => None,
             };
-            let has = |f: &str| t.f.iter().any(|x| x == f);
-            let (long_name, inherited_ext) = match parent {
-                Some(p) => {
-                    let pt = &schema.tags[p];
-                    (format!("{}/{}", pt.long_name, t.n), pt.extension_allowed)
+            let (long_name, inherited_ext) = match parent.and_then(|p| schema.tags.get(p)) {
+                Some(pt) => {
+                    let mut long = String::with_capacity(pt.long_name.len() + 1 + t.n.len());
+                    long.push_str(&pt.long_name);
+                    long.push('/');
+                    long.push_str(&t.n);
+                    (long, pt.extension_allowed)
                 }
                 None => (t.n.clone(), false),
             };
-            let tag = Tag {
-                name: t.n.clone(),
+            let key = lower(&t.n);
+            let mut tag = Tag {
                 long_name,
                 parent,
                 children: HashMap::default(),
-                require_child: has("requireChild"),
-                takes_value: has("takesValue"),
-                unique: has("unique"),
-                required: has("required"),
-                tag_group: has("tagGroup"),
-                top_level_tag_group: has("topLevelTagGroup"),
-                extension_allowed: inherited_ext || has("extensionAllowed"),
-                reserved: has("reserved"),
-                value_classes: t.vc.clone(),
-                unit_classes: t.uc.clone(),
-                deprecated_from: t.dep.clone(),
-                hed_id: t.id.clone(),
+                extension_allowed: inherited_ext,
+                value_classes: t.vc,
+                unit_classes: t.uc,
+                deprecated_from: t.dep,
+                hed_id: t.id,
+                ..Default::default()
             };
-            let key = t.n.to_lowercase();
-            if let Some(p) = parent {
-                schema.tags[p].children.insert(key.clone(), i);
+            if let Some(&n) = child_counts.get(i).filter(|&&n| n > 0) {
+                tag.children.reserve(n);
+            }
+            for f in &t.f {
+                match f.as_str() {
+                    "requireChild" => tag.require_child = true,
+                    "takesValue" => tag.takes_value = true,
+                    "unique" => tag.unique = true,
+                    "required" => tag.required = true,
+                    "tagGroup" => tag.tag_group = true,
+                    "topLevelTagGroup" => tag.top_level_tag_group = true,
+                    "extensionAllowed" => tag.extension_allowed = true,
+                    "reserved" => tag.reserved = true,
+                    _ => {}
+                }
+            }
+            if let Some(pt) = parent.and_then(|p| schema.tags.get_mut(p)) {
+                pt.children.insert(key.clone(), i);
             }
             if t.n != "#" {
                 schema.by_name.entry(key).or_insert(i);
             }
+            tag.name = t.n;
             schema.tags.push(tag);
         }
-        for uc in &data.unit_classes {
+        for uc in unit_classes {
             let units = uc
                 .units
-                .iter()
+                .into_iter()
                 .map(|u| Unit {
-                    name: u.name.clone(),
+                    name: u.name,
                     si: u.si,
                     symbol: u.symbol,
                     prefix: u.prefix,
                 })
                 .collect();
-            schema
-                .unit_classes
-                .insert(uc.name.clone(), UnitClass { units });
+            schema.unit_classes.insert(uc.name, UnitClass { units });
         }
-        schema.unit_modifiers = data
-            .unit_modifiers
-            .iter()
-            .map(|m| (m.name.clone(), m.symbol))
+        schema.unit_modifiers = unit_modifiers
+            .into_iter()
+            .map(|m| (m.name, m.symbol))
             .collect();
-        for vc in &data.value_classes {
-            schema
-                .value_classes
-                .insert(vc.name.clone(), vc.chars.clone());
+        for vc in value_classes {
+            schema.value_classes.insert(vc.name, vc.chars);
         }
         Ok(schema)
     }
@@ -206,4 +235,13 @@ fn plural_of(written: &str, unit: &str) -> bool {
     w == format!("{u}s")
         || w == format!("{u}es")
         || (u.ends_with('y') && w == format!("{}ies", &u[..u.len() - 1]))
+}
+
+/// `s` in lower case (`str::to_lowercase`, without its per-character work for ASCII text).
+fn lower(s: &str) -> String {
+    if s.is_ascii() {
+        s.to_ascii_lowercase()
+    } else {
+        s.to_lowercase()
+    }
 }

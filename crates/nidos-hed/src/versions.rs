@@ -11,25 +11,29 @@ use crate::data::SchemaData;
 use crate::issue::HedIssue;
 use crate::schema::HedSchema;
 
-/// Schema files carried in the binary, by file stem.
-const BUNDLED: &[(&str, &[u8])] = &[
-    ("HED8.1.0", include_bytes!("../schemas/HED8.1.0.json.gz")),
-    ("HED8.2.0", include_bytes!("../schemas/HED8.2.0.json.gz")),
-    ("HED8.3.0", include_bytes!("../schemas/HED8.3.0.json.gz")),
-    ("HED8.4.0", include_bytes!("../schemas/HED8.4.0.json.gz")),
-    (
-        "HED_score_1.0.0",
-        include_bytes!("../schemas/HED_score_1.0.0.json.gz"),
-    ),
-    (
-        "HED_score_2.1.0",
-        include_bytes!("../schemas/HED_score_2.1.0.json.gz"),
-    ),
-    (
-        "HED_testlib_1.0.2",
-        include_bytes!("../schemas/HED_testlib_1.0.2.json.gz"),
-    ),
-];
+/// The precompiled bytes `build.rs` wrote for each named schema file, by file stem.
+macro_rules! precompiled {
+    ($($stem:literal),* $(,)?) => {
+        &[$(($stem, include_bytes!(concat!(env!("OUT_DIR"), "/", $stem, ".bin")))),*]
+    };
+}
+
+/// Schema files carried in the binary, by file stem: the bundled schemas, precompiled by
+/// `build.rs` from `schemas/*.json.gz` (see [`crate::compact`]).
+const BUNDLED: &[(&str, &[u8])] = precompiled!(
+    "HED8.1.0",
+    "HED8.2.0",
+    "HED8.3.0",
+    "HED8.4.0",
+    "HED_score_1.0.0",
+    "HED_score_2.1.0",
+    "HED_testlib_1.0.2",
+);
+
+/// The bundled schemas by file stem, as precompiled bytes ([`crate::compact::decode`]).
+pub fn bundled() -> &'static [(&'static str, &'static [u8])] {
+    BUNDLED
+}
 
 /// Versions without a bundled file that are served by a bundled one. 8.0.0 is the first 8.x
 /// release; 8.1.0 kept its vocabulary and only added to it, so every 8.0.0 tag resolves the same
@@ -91,8 +95,8 @@ impl SchemaSource {
             .find(|(name, _)| *name == key)
             .map(|(_, b)| *b)
             .ok_or_else(|| format!("no HED schema {stem} is available offline"))?;
-        let data = SchemaData::from_bytes(bytes)?;
-        let schema = Arc::new(HedSchema::from_data(&data)?);
+        let data = crate::compact::decode(bytes)?;
+        let schema = Arc::new(HedSchema::from_data(data)?);
         if let Ok(mut guard) = cache().lock() {
             guard.insert(key.to_string(), schema.clone());
         }
@@ -267,7 +271,7 @@ fn load_from_dir(dir: &Path, stem: &str) -> Result<Option<HedSchema>, String> {
         } else {
             SchemaData::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?
         };
-        return HedSchema::from_data(&data).map(Some);
+        return HedSchema::from_data(data).map(Some);
     }
     Ok(None)
 }

@@ -48,7 +48,12 @@ impl Codes {
     }
 
     fn sub(&mut self, code: &'static str) -> Sym {
-        if let Some((_, s)) = self.subs.iter().find(|(c, _)| *c == code) {
+        // The same static text is usually the same pointer: no byte comparison then.
+        if let Some((_, s)) = self
+            .subs
+            .iter()
+            .find(|(c, _)| std::ptr::eq(*c, code) || *c == code)
+        {
             return s.clone();
         }
         let s = Sym::intern(code);
@@ -408,6 +413,39 @@ mod tests {
             assert_eq!(issue.sub_code.as_str(), "SIDECAR_KEY_MISSING");
             assert_eq!(issue.severity, Severity::Warning);
             assert_eq!(issue.code.as_str(), "HED_WARNING");
+        }
+    }
+
+    /// One table's `Codes` words each message as `format!` does whatever the issue before:
+    /// the same code and message, the same code with another message, another code with the
+    /// same message, texts that end alike.
+    #[test]
+    fn row_issue_messages_in_runs() {
+        let issues = [
+            HedIssue::warning("SIDECAR_KEY_MISSING", "value \"1\" has none"),
+            HedIssue::warning("SIDECAR_KEY_MISSING", "value \"1\" has none"),
+            HedIssue::warning("SIDECAR_KEY_MISSING", "value \"2\" has none"),
+            HedIssue::error("TAG_INVALID", "value \"2\" has none"),
+            HedIssue::error("TAG_INVALID", "\"2\" has none"),
+            HedIssue::error("AB", "xyz"),
+            HedIssue::error("A", "B] xyz"),
+            HedIssue::error("AB", "xyz"),
+            HedIssue::error("A", " xyz"),
+            HedIssue::error("A", ""),
+            HedIssue::warning("SIDECAR_KEY_MISSING", "value \"1\" has none"),
+        ];
+        let mut codes = Codes::default();
+        for (i, h) in issues.iter().enumerate() {
+            for line in [Some(i + 2), None, Some(1000 + i)] {
+                let got = codes.issue(h, Sym::from("/e.tsv"), "", line);
+                let want = match line {
+                    Some(n) => format!("[{}] {} (TSV line {n})", h.code, h.message),
+                    None => format!("[{}] {}", h.code, h.message),
+                };
+                assert_eq!(got.issue_message(), Some(want.as_str()), "issue {i}");
+                assert_eq!(got.line_number(), line);
+                assert_eq!(got.sub_code.as_str(), h.code);
+            }
         }
     }
 
