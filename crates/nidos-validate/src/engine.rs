@@ -521,7 +521,7 @@ pub(crate) fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
     let mut issue =
         Issue::new(d.code.clone(), severity, d.location.clone()).message(d.message.clone());
     if let Some(s) = &d.sub_code {
-        issue.sub_code = Sym::intern(s);
+        issue.set_sub_code(s);
     }
     if let Some(l) = d.line {
         issue = issue.line(l);
@@ -595,8 +595,8 @@ mod tests {
             let got: Vec<(&str, Severity)> = report
                 .issues
                 .iter()
-                .filter(|i| i.sub_code == "MagneticFieldStrength")
-                .map(|i| (i.code.as_str(), i.severity))
+                .filter(|i| i.sub_code() == "MagneticFieldStrength")
+                .map(|i| (i.code().as_str(), i.severity))
                 .collect();
             assert_eq!(got, [want], "Manufacturer {manufacturer}");
         }
@@ -653,11 +653,11 @@ mod tests {
         let bad: Vec<&Issue> = report
             .issues
             .iter()
-            .filter(|i| i.code == "JSON_SCHEMA_VALIDATION_ERROR")
+            .filter(|i| i.code() == "JSON_SCHEMA_VALIDATION_ERROR")
             .collect();
         assert_eq!(bad.len(), 1, "{bad:?}");
         assert_eq!(bad[0].location, "/task-rest_bold.json");
-        assert_eq!(bad[0].sub_code, "RepetitionTime");
+        assert_eq!(*bad[0].sub_code(), "RepetitionTime");
         assert_eq!(
             bad[0].affects(),
             ["/sub-000/func/sub-000_task-rest_bold.nii.gz"]

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use nidos_schema::Severity;
 
+mod kind;
 mod sort;
 pub use sort::normalize;
 
@@ -222,21 +223,18 @@ impl<'de> Deserialize<'de> for Sym {
 
 /// One finding about one location of a dataset.
 ///
-/// Compact: code, sub-code and rule id are interned ([`Sym::intern`]) and the location is
+/// Compact: code, sub-code and rule id are interned ([`Sym::intern`]) and held together
+/// by one shared pointer (one per distinct triple and thread, `kind.rs`), the location is
 /// shared by all issues of one file; the occurrence-specific parts that few issues have
-/// (a message, a line, other files concerned) live in one optional box. An issue is 48
+/// (a message, a line, other files concerned) live in one optional box. An issue is 32
 /// bytes with no allocation of its own in the common case.
 #[derive(Clone, Debug)]
 pub struct Issue {
-    /// The standard's issue code, e.g. `SIDECAR_KEY_REQUIRED`.
-    pub code: Sym,
-    /// A refinement of the code (often the metadata key or column concerned); empty when none.
-    pub sub_code: Sym,
+    /// Code, sub-code and rule id: [`Issue::code`], [`Issue::sub_code`], [`Issue::rule_id`].
+    kind: Arc<kind::Kind>,
     pub severity: Severity,
     /// Dataset-relative path with a leading `/` (or `/` for the dataset as a whole).
     pub location: Sym,
-    /// The schema path of the rule that raised it, e.g. `rules.sidecars.mri.MRIFieldmap`.
-    pub rule: Option<Sym>,
     /// Message, line and affected files, when the issue has any of them.
     pub extra: Option<Box<IssueExtra>>,
     /// The rule that raised it declares an automatic fix (`nidos fix` can repair it).
@@ -251,11 +249,9 @@ pub struct Issue {
 /// Equal issues: every reported field equal (`rank` only restates `location`).
 impl PartialEq for Issue {
     fn eq(&self, other: &Issue) -> bool {
-        self.code == other.code
-            && self.sub_code == other.sub_code
+        (Arc::ptr_eq(&self.kind, &other.kind) || self.kind == other.kind)
             && self.severity == other.severity
             && self.location == other.location
-            && self.rule == other.rule
             // The line first: issues of one table and code often differ only in it, while
             // their messages differ only at the end.
             && self.line_number() == other.line_number()
@@ -318,12 +314,12 @@ impl Serialize for IssueView<'_> {
     fn serialize<Ser: serde::Serializer>(&self, s: Ser) -> Result<Ser::Ok, Ser::Error> {
         let issue = self.issue;
         IssueRepr {
-            code: &issue.code,
-            sub_code: &issue.sub_code,
+            code: issue.code(),
+            sub_code: issue.sub_code(),
             severity: issue.severity,
             location: &issue.location,
             issue_message: issue.issue_message().or(self.fallback_message),
-            rule: issue.rule.as_ref(),
+            rule: issue.rule_id(),
             line: issue.line_number(),
             affects: issue.affects(),
             fixable: issue.fixable,
@@ -335,9 +331,10 @@ impl Serialize for IssueView<'_> {
 impl<'de> Deserialize<'de> for Issue {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Issue, D::Error> {
         let r = IssueRepr::<Sym, String, Vec<String>>::deserialize(d)?;
-        let mut issue = Issue::new(&r.code, r.severity, r.location);
-        issue.sub_code = r.sub_code;
-        issue.rule = r.rule;
+        let mut issue = Issue::new(&r.code, r.severity, r.location).sub(&r.sub_code);
+        if let Some(rule) = r.rule {
+            issue = issue.rule(rule);
+        }
         issue.fixable = r.fixable;
         if let Some(m) = r.issue_message {
             issue = issue.message(m);
@@ -371,11 +368,26 @@ impl Issue {
     /// `code` is interned; `location` is taken as given (pass a `&Sym` to share one).
     pub fn new(code: impl AsRef<str>, severity: Severity, location: impl Into<Sym>) -> Issue {
         Issue {
-            code: Sym::intern(code.as_ref()),
-            sub_code: Sym::default(),
+            kind: kind::kind(&Sym::intern(code.as_ref()), &Sym::default(), None),
             severity,
             location: location.into(),
-            rule: None,
+            extra: None,
+            fixable: false,
+            rank: 0,
+        }
+    }
+
+    /// An issue of texts already shared (a prepared rule's code, field name and id): only
+    /// their triple is looked up.
+    pub(crate) fn of_parts(
+        (code, sub_code, rule): (&Sym, &Sym, Option<&Sym>),
+        severity: Severity,
+        location: Sym,
+    ) -> Issue {
+        Issue {
+            kind: kind::kind(code, sub_code, rule),
+            severity,
+            location,
             extra: None,
             fixable: false,
             rank: 0,
@@ -385,8 +397,30 @@ impl Issue {
     /// Sets the sub-code (interned).
     #[allow(clippy::should_implement_trait)]
     pub fn sub(mut self, sub_code: impl AsRef<str>) -> Issue {
-        self.sub_code = Sym::intern(sub_code.as_ref());
+        self.set_sub_code(sub_code);
         self
+    }
+
+    /// Replaces the sub-code (interned).
+    pub fn set_sub_code(&mut self, sub_code: impl AsRef<str>) {
+        let k = &self.kind;
+        self.kind = kind::kind(&k.code, &Sym::intern(sub_code.as_ref()), k.rule.as_ref());
+    }
+
+    /// The standard's issue code, e.g. `SIDECAR_KEY_REQUIRED`.
+    pub fn code(&self) -> &Sym {
+        &self.kind.code
+    }
+
+    /// A refinement of the code (often the metadata key or column concerned); empty when
+    /// none.
+    pub fn sub_code(&self) -> &Sym {
+        &self.kind.sub_code
+    }
+
+    /// The schema path of the rule that raised it, e.g. `rules.sidecars.mri.MRIFieldmap`.
+    pub fn rule_id(&self) -> Option<&Sym> {
+        self.kind.rule.as_ref()
     }
 
     pub fn message(mut self, message: impl Into<String>) -> Issue {
@@ -396,7 +430,8 @@ impl Issue {
 
     /// Sets the rule id (interned).
     pub fn rule(mut self, rule: impl AsRef<str>) -> Issue {
-        self.rule = Some(Sym::intern(rule.as_ref()));
+        let k = &self.kind;
+        self.kind = kind::kind(&k.code, &k.sub_code, Some(&Sym::intern(rule.as_ref())));
         self
     }
 
@@ -428,21 +463,21 @@ impl Issue {
     /// The deterministic report order: code, location, sub-code, line, then the rest
     /// (every field takes part, so only identical issues compare equal).
     pub fn sort_key_cmp(&self, other: &Issue) -> Ordering {
-        self.code
-            .cmp(&other.code)
+        self.code()
+            .cmp(other.code())
             .then_with(|| match (self.rank, other.rank) {
                 (0, _) | (_, 0) => self.location.cmp(&other.location),
                 (a, b) => a.cmp(&b),
             })
             .then_with(|| {
-                (&self.sub_code, self.line_number(), self.severity).cmp(&(
-                    &other.sub_code,
+                (self.sub_code(), self.line_number(), self.severity).cmp(&(
+                    other.sub_code(),
                     other.line_number(),
                     other.severity,
                 ))
             })
             .then_with(|| self.issue_message().cmp(&other.issue_message()))
-            .then_with(|| self.rule.cmp(&other.rule))
+            .then_with(|| self.rule_id().cmp(&other.rule_id()))
             .then_with(|| self.affects().cmp(other.affects()))
     }
 }

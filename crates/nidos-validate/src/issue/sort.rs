@@ -238,7 +238,7 @@ fn sort_keys(issues: &[Issue]) -> Option<Keys> {
     let mut max_line = 0;
     let mut keys = Vec::with_capacity(issues.len());
     for (index, issue) in issues.iter().enumerate() {
-        let (c, s) = (codes.id(&issue.code), subs.id(&issue.sub_code));
+        let (c, s) = (codes.id(issue.code()), subs.id(issue.sub_code()));
         keys.push(u64::from(c) << 32 | u64::from(s));
         max_line = max_line.max(line_key(issue));
         match issue.rank as usize {
