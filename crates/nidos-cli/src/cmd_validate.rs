@@ -202,7 +202,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             .issues
             .iter()
             .filter(|i| i.fixable)
-            .map(|i| i.code.as_str())
+            .map(|i| i.code().as_str())
             .collect();
         codes
             .into_iter()

@@ -94,7 +94,7 @@ pub fn write_html(
             let location = format!("{prefix}{}", i.location);
             let (subject, datatype) = subject_and_datatype(&location);
             groups
-                .entry((i.severity, i.code.as_str(), i.sub_code.as_str()))
+                .entry((i.severity, i.code().as_str(), i.sub_code().as_str()))
                 .or_insert_with(|| (Vec::new(), r))
                 .0
                 .push(Row {

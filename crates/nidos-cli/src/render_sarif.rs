@@ -54,8 +54,8 @@ pub fn sarif(
     for (_, r) in &all {
         for i in &r.issues {
             let entry = rules
-                .entry(i.code.as_str())
-                .or_insert_with(|| (i.severity, code_message(r, &i.code)));
+                .entry(i.code().as_str())
+                .or_insert_with(|| (i.severity, code_message(r, i.code())));
             if i.severity < entry.0 {
                 entry.0 = i.severity;
             }
@@ -82,7 +82,7 @@ pub fn sarif(
             format!("derivatives/{name}/")
         };
         for i in &r.issues {
-            let mut res = result(i, r, &prefix, index.get(i.code.as_str()).copied());
+            let mut res = result(i, r, &prefix, index.get(i.code().as_str()).copied());
             // The plans cover the root dataset only.
             if name.is_empty() && i.fixable {
                 let fixes: Vec<Json> = fixes.iter().flat_map(|p| fixes_of(i, p)).collect();
@@ -123,17 +123,17 @@ pub fn sarif(
 }
 
 fn result(i: &Issue, r: &Report, prefix: &str, rule_index: Option<usize>) -> Json {
-    let rule_id = if i.sub_code.is_empty() {
-        i.code.to_string()
+    let rule_id = if i.sub_code().is_empty() {
+        i.code().to_string()
     } else {
-        format!("{}/{}", i.code, i.sub_code)
+        format!("{}/{}", i.code(), i.sub_code())
     };
     let mut text = match i.issue_message() {
         Some(m) => m.to_string(),
-        None => first_sentence(&code_message(r, &i.code)),
+        None => first_sentence(&code_message(r, i.code())),
     };
-    if !i.sub_code.is_empty() && !text.contains(i.sub_code.as_str()) {
-        text = format!("{}: {text}", i.sub_code);
+    if !i.sub_code().is_empty() && !text.contains(i.sub_code().as_str()) {
+        text = format!("{}: {text}", i.sub_code());
     }
     let rel = i.location.trim_start_matches('/');
     let uri = if rel.is_empty() {
@@ -181,7 +181,7 @@ fn fixes_of(i: &Issue, plan: &nidos_fix::Plan) -> Vec<Json> {
             let change = edit
                 .changes
                 .iter()
-                .find(|c| c.code == i.code.as_str() && c.origin == i.location.as_str())?;
+                .find(|c| c.code == i.code().as_str() && c.origin == i.location.as_str())?;
             let before = edit.before.as_deref().unwrap_or_default();
             let replacement = replacement(before, &edit.after)?;
             Some(json!({

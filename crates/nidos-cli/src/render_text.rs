@@ -51,7 +51,7 @@ pub(crate) fn write_issues(
             std::collections::BTreeMap::new();
         for i in report.issues.iter().filter(|i| i.severity == severity) {
             groups
-                .entry((i.code.as_str(), i.sub_code.as_str()))
+                .entry((i.code().as_str(), i.sub_code().as_str()))
                 .or_default()
                 .push(i);
         }

@@ -67,11 +67,11 @@ fn validator_view(
     let mut not_included = BTreeSet::new();
     let mut name_errors = BTreeSet::new();
     for i in &report.issues {
-        if i.code == "NOT_INCLUDED" {
+        if i.code() == "NOT_INCLUDED" {
             not_included.insert(i.location.to_string());
         }
         if matches!(
-            i.code.as_str(),
+            i.code().as_str(),
             "NOT_INCLUDED"
                 | "ENTITY_NOT_IN_RULE"
                 | "MISSING_REQUIRED_ENTITY"

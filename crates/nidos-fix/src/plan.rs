@@ -117,14 +117,14 @@ pub fn plan(schema: &Schema, root: &Path, opts: &Options) -> Result<Plan, FixErr
     let mut tasks: Vec<Task<'_>> = Vec::new();
     let mut manual = Vec::new();
     let mut without_fix = 0;
-    for issue in report.issues.iter().filter(|i| wanted(&i.code)) {
+    for issue in report.issues.iter().filter(|i| wanted(i.code())) {
         let Some(fix) = index.fix_for(issue) else {
             without_fix += 1;
             continue;
         };
         if let FixOp::Suggest = fix.op {
             manual.push(Manual {
-                code: issue.code.to_string(),
+                code: issue.code().to_string(),
                 location: issue.location.to_string(),
                 reason: fix.suggestion.clone().unwrap_or_default(),
             });
@@ -200,7 +200,7 @@ fn issue_tasks<'s>(
     let location = issue.location.to_string();
     let task = |path: String, edit: Edit<'s>| Task {
         path,
-        code: issue.code.to_string(),
+        code: issue.code().to_string(),
         origin: location.clone(),
         edit,
         fix,
@@ -219,7 +219,7 @@ fn issue_tasks<'s>(
             match sidecar_of_table(&location) {
                 Some(sidecar) => tasks.push(task(sidecar, Edit::Note { column, key, text })),
                 None => manual.push(Manual {
-                    code: issue.code.to_string(),
+                    code: issue.code().to_string(),
                     location: location.clone(),
                     reason: "the table has no sidecar name to note the change in".into(),
                 }),
@@ -250,7 +250,7 @@ fn issue_tasks<'s>(
     }
     if !found {
         manual.push(Manual {
-            code: issue.code.to_string(),
+            code: issue.code().to_string(),
             location,
             reason: "no sidecar of this file sets the key the fix edits".into(),
         });

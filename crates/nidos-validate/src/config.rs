@@ -75,8 +75,11 @@ struct Selector {
 
 impl Selector {
     fn matches(&self, issue: &Issue) -> bool {
-        self.code == issue.code
-            && self.sub_code.as_ref().is_none_or(|s| *s == issue.sub_code)
+        self.code == *issue.code()
+            && self
+                .sub_code
+                .as_ref()
+                .is_none_or(|s| *s == *issue.sub_code())
             && self
                 .location
                 .as_ref()

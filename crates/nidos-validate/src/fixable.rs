@@ -54,19 +54,19 @@ impl FixIndex {
 
     /// The fix of the rule that raised `issue`, if it declares one.
     pub fn fix_for(&self, issue: &Issue) -> Option<&Fix> {
-        if let Some(rule) = &issue.rule {
+        if let Some(rule) = issue.rule_id() {
             if let Some(f) = self.by_rule.get(rule.as_str()) {
                 return Some(f);
             }
             let field = self
                 .by_field
                 .get(rule.as_str())
-                .and_then(|fields| fields.get(issue.sub_code.as_str()));
+                .and_then(|fields| fields.get(issue.sub_code().as_str()));
             if field.is_some() {
                 return field;
             }
         }
-        self.by_code.get(issue.code.as_str())
+        self.by_code.get(issue.code().as_str())
     }
 
     /// Error-rule fixes that inspect file content themselves (see
@@ -103,7 +103,9 @@ impl FixIndex {
         for issue in issues {
             let fixable = match &last {
                 Some((rule, sub, code, fixable))
-                    if *rule == issue.rule && *sub == issue.sub_code && *code == issue.code =>
+                    if rule.as_ref() == issue.rule_id()
+                        && sub == issue.sub_code()
+                        && code == issue.code() =>
                 {
                     *fixable
                 }
@@ -112,9 +114,9 @@ impl FixIndex {
                         .fix_for(issue)
                         .is_some_and(|f| !matches!(f.op, FixOp::Suggest));
                     last = Some((
-                        issue.rule.clone(),
-                        issue.sub_code.clone(),
-                        issue.code.clone(),
+                        issue.rule_id().cloned(),
+                        issue.sub_code().clone(),
+                        issue.code().clone(),
                         fixable,
                     ));
                     fixable
@@ -162,7 +164,7 @@ mod tests {
         let marked: Vec<bool> = pieces.iter().map(|i| i.fixable).collect();
         assert_eq!(marked, whole.iter().map(|i| i.fixable).collect::<Vec<_>>());
         for issue in &pieces {
-            assert_eq!(issue.fixable, issue.code.as_str() == "FIXABLE");
+            assert_eq!(issue.fixable, issue.code().as_str() == "FIXABLE");
         }
     }
 }

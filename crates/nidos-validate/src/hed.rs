@@ -63,24 +63,19 @@ impl Codes {
 
     /// The issue of `h` (see [`to_issue_at`]).
     fn issue(&mut self, h: &HedIssue, location: Sym, detail: &str, line: Option<usize>) -> Issue {
-        Issue {
-            code: self.code(h.warning),
-            sub_code: self.sub(h.code),
-            severity: if h.warning {
-                Severity::Warning
-            } else {
-                Severity::Error
-            },
-            location,
-            rule: None,
-            extra: Some(Box::new(crate::issue::IssueExtra {
-                issue_message: Some(message(h, detail, line).into_boxed_str()),
-                line,
-                affects: Vec::new(),
-            })),
-            fixable: false,
-            rank: 0,
-        }
+        let (code, sub_code) = (self.code(h.warning), self.sub(h.code));
+        let severity = if h.warning {
+            Severity::Warning
+        } else {
+            Severity::Error
+        };
+        let mut issue = Issue::of_parts((&code, &sub_code, None), severity, location);
+        issue.extra = Some(Box::new(crate::issue::IssueExtra {
+            issue_message: Some(message(h, detail, line).into_boxed_str()),
+            line,
+            affects: Vec::new(),
+        }));
+        issue
     }
 }
 
@@ -318,7 +313,7 @@ type RowKey = (Option<usize>, String, String);
 fn row_key(issue: &Issue) -> RowKey {
     (
         issue.line_number(),
-        issue.sub_code.as_str().to_string(),
+        issue.sub_code().as_str().to_string(),
         issue.issue_message().unwrap_or_default().to_string(),
     )
 }
@@ -354,7 +349,7 @@ impl RowIssues {
             match self.line {
                 Some(l) if l == line => {
                     let same = |o: &Issue| {
-                        o.sub_code.as_str() == issue.sub_code.as_str()
+                        o.sub_code().as_str() == issue.sub_code().as_str()
                             && o.issue_message() == issue.issue_message()
                     };
                     if !out.get(self.block..).unwrap_or_default().iter().any(same) {
@@ -410,9 +405,9 @@ mod tests {
             };
             assert_eq!(issue.issue_message(), Some(want.as_str()));
             assert_eq!(issue.line_number(), line);
-            assert_eq!(issue.sub_code.as_str(), "SIDECAR_KEY_MISSING");
+            assert_eq!(issue.sub_code().as_str(), "SIDECAR_KEY_MISSING");
             assert_eq!(issue.severity, Severity::Warning);
-            assert_eq!(issue.code.as_str(), "HED_WARNING");
+            assert_eq!(issue.code().as_str(), "HED_WARNING");
         }
     }
 
@@ -444,7 +439,7 @@ mod tests {
                 };
                 assert_eq!(got.issue_message(), Some(want.as_str()), "issue {i}");
                 assert_eq!(got.line_number(), line);
-                assert_eq!(got.sub_code.as_str(), h.code);
+                assert_eq!(got.sub_code().as_str(), h.code);
             }
         }
     }

@@ -242,8 +242,8 @@ pub(crate) fn push_issue_after<'a>(
     let start = out.len();
     match &recent.head {
         Some((prev, range))
-            if prev.code.same(&issue.code)
-                && prev.sub_code.same(&issue.sub_code)
+            if prev.code().same(issue.code())
+                && prev.sub_code().same(issue.sub_code())
                 && prev.location.same(&issue.location)
                 && prev.severity == issue.severity =>
         {
@@ -251,9 +251,9 @@ pub(crate) fn push_issue_after<'a>(
         }
         _ => {
             out.extend_from_slice(b"{\"code\":");
-            recent.push(out, 0, &issue.code);
+            recent.push(out, 0, issue.code());
             out.extend_from_slice(b",\"subCode\":");
-            recent.push(out, 1, &issue.sub_code);
+            recent.push(out, 1, issue.sub_code());
             out.extend_from_slice(match issue.severity {
                 Severity::Error => b",\"severity\":\"error\",\"location\":",
                 Severity::Warning => b",\"severity\":\"warning\",\"location\":",
@@ -267,7 +267,7 @@ pub(crate) fn push_issue_after<'a>(
         out.extend_from_slice(b",\"issueMessage\":");
         LastMessage::push(&mut recent.message, out, m);
     }
-    if let Some(rule) = &issue.rule {
+    if let Some(rule) = issue.rule_id() {
         out.extend_from_slice(b",\"rule\":");
         push_str(out, rule);
     }

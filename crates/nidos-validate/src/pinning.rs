@@ -80,7 +80,7 @@ fn subject_of(issue: &Issue) -> Subject<'_> {
     let (folders, file) = location.rsplit_once('/').unwrap_or(("", location));
     let (stem, extension) = file.split_once('.').unwrap_or((file, ""));
     let mut names: HashSet<&str> = issue
-        .sub_code
+        .sub_code()
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
         .collect();
@@ -94,7 +94,7 @@ fn subject_of(issue: &Issue) -> Subject<'_> {
 
 /// The key an issue is recognised by across two reports.
 fn key(i: &Issue) -> (&str, &str, &str) {
-    (&i.code, &i.sub_code, &i.location)
+    (i.code(), i.sub_code(), &i.location)
 }
 
 /// What a later version's run must cover to judge the issues still in question.
@@ -144,7 +144,11 @@ pub fn explain_later_versions(
     load: &dyn Fn(&str) -> Option<Arc<Schema>>,
     validate: &dyn Fn(&Schema, &Recheck) -> Option<Report>,
 ) -> usize {
-    if !report.issues.iter().any(|i| sections_of(&i.code).is_some()) {
+    if !report
+        .issues
+        .iter()
+        .any(|i| sections_of(i.code()).is_some())
+    {
         return 0;
     }
     let changes = changes();
@@ -161,7 +165,7 @@ pub fn explain_later_versions(
     let mut by_word: HashMap<(&str, bool, &str), Vec<&str>> = HashMap::new();
     let mut open: Vec<(usize, HashSet<&str>)> = Vec::new();
     for (n, i) in report.issues.iter().enumerate() {
-        let Some(sections) = sections_of(&i.code) else {
+        let Some(sections) = sections_of(i.code()) else {
             continue;
         };
         let versions: HashSet<&str> = match &changes {
@@ -175,7 +179,7 @@ pub fn explain_later_versions(
                 let mut versions = HashSet::new();
                 for (extension, word) in words {
                     let found = by_word
-                        .entry((i.code.as_ref(), extension, word))
+                        .entry((i.code().as_ref(), extension, word))
                         .or_insert_with(|| {
                             let one: HashSet<&str> =
                                 (!word.is_empty()).then_some(word).into_iter().collect();
@@ -190,7 +194,7 @@ pub fn explain_later_versions(
                                     extension: HashSet::new(),
                                 }
                             };
-                            c.versions_affecting(&current.version, sections, &i.code, &alone)
+                            c.versions_affecting(&current.version, sections, i.code(), &alone)
                                 .into_iter()
                                 .filter_map(supported_from)
                                 .collect()
@@ -214,7 +218,7 @@ pub fn explain_later_versions(
             .collect(),
         kinds: open
             .iter()
-            .filter_map(|(n, _)| sections_of(&report.issues[*n].code))
+            .filter_map(|(n, _)| sections_of(report.issues[*n].code()))
             .flatten()
             .filter_map(|s| s.strip_prefix("rules."))
             .filter_map(|node| nidos_schema::rule_kind(node))
@@ -279,7 +283,7 @@ pub fn explain_later_versions(
         let datatype = loaded
             .get(version)
             .and_then(|later| new_datatype(&issue.location, current, later));
-        let what = match issue.code.as_ref() {
+        let what = match issue.code().as_ref() {
             "NOT_INCLUDED" if datatype.is_some() => datatype.as_deref().unwrap_or_default(),
             "NOT_INCLUDED" if issue.location.ends_with('/') => "this directory is",
             "NOT_INCLUDED" => "this file is",
@@ -318,7 +322,7 @@ const RAISED_BY_OWN_FILE: &[&str] = &[
 /// sidecar there, or one associated with it), so that folder with a trailing `/`.
 fn scope_of(issue: &Issue) -> String {
     let at = issue.location.as_ref();
-    if RAISED_BY_OWN_FILE.contains(&issue.code.as_ref())
+    if RAISED_BY_OWN_FILE.contains(&issue.code().as_ref())
         && !at.ends_with('/')
         && at.starts_with('/')
     {

@@ -78,7 +78,7 @@ fn fallback<'m>(messages: &'m FieldMessages, issue: &Issue) -> Option<&'m str> {
         return None;
     }
     messages
-        .get(&CodePair(&issue.code, &issue.sub_code))
+        .get(&CodePair(issue.code(), issue.sub_code()))
         .map(String::as_str)
 }
 
@@ -111,7 +111,7 @@ impl Report {
         self.issues.retain(|i| i.severity != Severity::Warning);
         self.hidden_warnings += before - self.issues.len();
         let used: std::collections::HashSet<&str> =
-            self.issues.iter().map(|i| i.code.as_str()).collect();
+            self.issues.iter().map(|i| i.code().as_str()).collect();
         self.code_messages.retain(|c, _| used.contains(c.as_str()));
     }
 
@@ -171,11 +171,11 @@ impl<'a> ReportJson<'a> {
             let room: usize = chunk
                 .iter()
                 .map(|i| {
-                    160 + i.code.len()
-                        + i.sub_code.len()
+                    160 + i.code().len()
+                        + i.sub_code().len()
                         + i.location.len()
                         + i.issue_message().map_or(0, str::len)
-                        + i.rule.as_ref().map_or(0, |r| r.len())
+                        + i.rule_id().map_or(0, |r| r.len())
                         + i.affects().iter().map(|a| a.len() + 3).sum::<usize>()
                 })
                 .sum::<usize>()
@@ -194,8 +194,8 @@ impl<'a> ReportJson<'a> {
                 } else {
                     match last {
                         Some((prev, m))
-                            if prev.code.same(&issue.code)
-                                && prev.sub_code.same(&issue.sub_code) =>
+                            if prev.code().same(issue.code())
+                                && prev.sub_code().same(issue.sub_code()) =>
                         {
                             m
                         }

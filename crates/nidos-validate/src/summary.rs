@@ -38,11 +38,11 @@ impl Engine<'_> {
         let mut codes: BTreeSet<&str> = BTreeSet::new();
         let mut last: Option<&crate::issue::Sym> = None;
         for i in issues {
-            if last.is_some_and(|l| l.same(&i.code)) {
+            if last.is_some_and(|l| l.same(i.code())) {
                 continue;
             }
-            codes.insert(i.code.as_str());
-            last = Some(&i.code);
+            codes.insert(i.code().as_str());
+            last = Some(i.code());
         }
         codes
             .into_iter()
@@ -72,22 +72,22 @@ impl Engine<'_> {
         // an owned key per issue cost two allocations and a SipHash lookup.
         let mut seen: crate::issue::FastSet<(&str, &str)> = crate::issue::FastSet::default();
         for i in issues {
-            if i.rule.is_none()
-                || i.sub_code.is_empty()
+            if i.rule_id().is_none()
+                || i.sub_code().is_empty()
                 || i.issue_message().is_some()
-                || !missing_codes.contains(i.code.as_str())
+                || !missing_codes.contains(i.code().as_str())
             {
                 continue;
             }
-            if !seen.insert((i.code.as_str(), i.sub_code.as_str())) {
+            if !seen.insert((i.code().as_str(), i.sub_code().as_str())) {
                 continue;
             }
             if let Some(d) = self
                 .schema
-                .metadata_def(i.sub_code.as_str())
+                .metadata_def(i.sub_code().as_str())
                 .and_then(|d| d.description())
             {
-                let key = (i.code.to_string(), i.sub_code.to_string());
+                let key = (i.code().to_string(), i.sub_code().to_string());
                 out.insert(key, format!("Field description: {d}"));
             }
         }

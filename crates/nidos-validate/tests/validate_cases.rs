@@ -97,9 +97,9 @@ struct Expected {
 
 impl Expected {
     fn matches(&self, i: &Issue) -> bool {
-        i.code == self.code
+        *i.code() == self.code
             && self.location.as_ref().is_none_or(|l| *l == i.location)
-            && self.sub_code.as_ref().is_none_or(|s| *s == i.sub_code)
+            && self.sub_code.as_ref().is_none_or(|s| *s == *i.sub_code())
             && self
                 .severity
                 .as_ref()
@@ -145,7 +145,13 @@ fn write_tree(root: &Path, files: &BTreeMap<String, Json>) {
 }
 
 fn describe(i: &Issue) -> String {
-    let mut s = format!("{} [{}] {} {}", i.code, i.sub_code, i.severity, i.location);
+    let mut s = format!(
+        "{} [{}] {} {}",
+        i.code(),
+        i.sub_code(),
+        i.severity,
+        i.location
+    );
     if let Some(l) = i.line_number() {
         s.push_str(&format!(":{l}"));
     }
@@ -250,7 +256,7 @@ fn run_case(path: &Path, case: &Case, verbose: bool) -> Vec<String> {
         }
     }
     for code in &case.absent {
-        for i in report.issues.iter().filter(|i| &i.code == code) {
+        for i in report.issues.iter().filter(|i| i.code() == code) {
             failures.push(format!("unexpected {}", describe(i)));
         }
     }

@@ -52,16 +52,11 @@ pub(crate) fn apply_fields(
                         .missing_key_codes
                         .get(is_sidecar_rule, severity == Severity::Error),
                 };
-                out.push(Issue {
-                    code: code.clone(),
-                    sub_code: field.name.clone(),
+                out.push(Issue::of_parts(
+                    (code, &field.name, Some(&texts.rule)),
                     severity,
-                    location: facts.location.clone(),
-                    rule: Some(texts.rule.clone()),
-                    extra: None,
-                    fixable: false,
-                    rank: 0,
-                });
+                    facts.location.clone(),
+                ));
             }
             Some(value) => {
                 let Some(def) = field.def else { continue };

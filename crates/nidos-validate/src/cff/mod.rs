@@ -350,7 +350,7 @@ mod tests {
             "cff-version: 1.2.0\nmessage: m\ntitle: t\nauthors:\n  - name: X\n    orcid: nope\n";
         let issues = r.check_bytes(text.as_bytes());
         assert_eq!(issues.len(), 1, "{issues:?}");
-        assert_eq!(issues[0].sub_code, "/authors/0/orcid");
+        assert_eq!(*issues[0].sub_code(), "/authors/0/orcid");
         assert_eq!(issues[0].line_number(), Some(6));
     }
 
@@ -359,7 +359,7 @@ mod tests {
     fn comments_only() {
         let issues = rules().check_bytes(b"# nothing here yet\n");
         assert_eq!(issues.len(), 1, "{issues:?}");
-        assert_eq!(issues[0].sub_code, "");
+        assert_eq!(*issues[0].sub_code(), "");
     }
 
     /// Bytes that are not UTF-8 are a finding, not a panic.
