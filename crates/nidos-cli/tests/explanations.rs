@@ -24,8 +24,9 @@ const NOT_CODES: &[&str] = &[
     "NIDOS_CACHE_DIR",
     "NOT_A_CODE",
     "NO_COLOR",
-    // A made-up code in the report sort's tests.
+    // Made-up codes in the report sort's and the issue kinds' tests.
     "A_CODE",
+    "B_CODE",
     // A HED error code, reported as the sub-code of `HED_WARNING` (unit tests of hed.rs
     // and the sort use it).
     "SIDECAR_KEY_MISSING",
