@@ -207,13 +207,12 @@ pub(crate) fn validate(
     // The name rebuilt in canonical entity order must equal the real one: the schema's
     // entities that the name labels (the first pair of each key), in the schema's order.
     let mut labelled: Vec<(usize, &str, &str)> = Vec::with_capacity(pairs.len());
-    for (i, (key, _)) in pairs.iter().enumerate() {
-        let first = !pairs[..i].iter().any(|(k, _)| k == key);
-        let label = file.name.get(key).unwrap_or("");
-        if let (true, false, Some((rank, e))) =
-            (first, label.is_empty(), index.entity_by_key(schema, key))
-        {
-            labelled.push((rank, e.key.as_str(), label));
+    for (i, (key, label)) in pairs.iter().enumerate() {
+        if label.is_empty() || pairs[..i].iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        if let Some((rank, e)) = index.entity_by_key(schema, key) {
+            labelled.push((rank, e.key.as_str(), label.as_str()));
         }
     }
     labelled.sort_unstable_by_key(|&(rank, _, _)| rank);
