@@ -76,7 +76,8 @@ pub struct Args {
     /// Do not check HED annotations, even when dataset_description.json names `HEDVersion`.
     #[arg(long = "no-hed")]
     pub no_hed: bool,
-    /// Number of worker threads (default: one per CPU).
+    /// Number of worker threads (default: one per CPU; two per CPU for a dataset of 256
+    /// or more top-level entries, whose reads then overlap).
     #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
     /// Also validate each `derivatives/<name>` that has its own dataset_description.json,
@@ -133,14 +134,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    if let Some(n) = args.jobs {
-        // The process validates with rayon's global pool; --jobs sizes it once, here.
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(usize::from(n))
-            .build_global()
-            .context("cannot start the worker threads")?;
-    }
-    crate::huge_pages::fit_to(&args.dataset);
+    let large = crate::scale::is_large(&args.dataset);
+    crate::workers::start(args.jobs, large)?;
+    crate::huge_pages::fit_to(large);
     let timer = crate::timer::Timer::start();
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
     loaded.print_warnings("nidos: ");

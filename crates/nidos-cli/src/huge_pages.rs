@@ -4,21 +4,12 @@
 //! small run then takes about ten times fewer page faults: ds001 (135 files) takes 282
 //! instead of 3,238, some 13 ms less CPU on a virtual machine, where a fault is costly.
 //! A large run, though, holds its partly used regions as whole huge pages: 133 MB peak
-//! instead of 97–102 MB for 32,000 files. So a dataset with many top-level entries
-//! (subjects, mostly) is validated without them; the choice is made before the walk,
-//! from one directory listing.
+//! instead of 97–102 MB for 32,000 files. So a large dataset (`scale::is_large`) is
+//! validated without them.
 
-use std::path::Path;
-
-/// Top-level entries from which a dataset counts as large (about 250 subjects).
-const LARGE: usize = 256;
-
-/// Turns transparent huge pages off for this process when `dataset` is large.
-pub fn fit_to(dataset: &Path) {
-    let Ok(entries) = std::fs::read_dir(dataset) else {
-        return;
-    };
-    if entries.take(LARGE).count() >= LARGE {
+/// Turns transparent huge pages off for this process when the dataset is large.
+pub fn fit_to(large: bool) {
+    if large {
         disable();
     }
 }

@@ -29,9 +29,11 @@ mod prune_fs;
 mod render_html;
 mod render_sarif;
 mod render_text;
+mod scale;
 mod schema_arg;
 mod schema_fetch;
 mod timer;
+mod workers;
 
 #[derive(Parser)]
 #[command(

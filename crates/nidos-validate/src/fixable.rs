@@ -4,7 +4,7 @@
 
 use nidos_schema::{Fix, FixOp, Schema};
 
-use crate::issue::{FastMap, Issue, Sym};
+use crate::issue::{FastMap, Issue};
 
 /// Issues marked per task when a report is marked in parallel.
 const MARK_PIECE: usize = 8192;
@@ -97,32 +97,22 @@ impl FixIndex {
     }
 
     fn mark_piece(&self, issues: &mut [Issue]) {
-        // Whether an issue is fixable follows from its rule, sub-code and code; sorted
-        // issues come in runs that share them, so the previous answer is tried first.
-        let mut last: Option<(Option<Sym>, Sym, Sym, bool)> = None;
+        // Whether an issue is fixable follows from its code, sub-code and rule, which
+        // issues share (`Issue::kind_id`): each shared triple is looked up once, and the
+        // answer kept by its identity. Nothing shared is cloned, so the threads marking
+        // other pieces never contend for a reference count.
+        let mut known: FastMap<usize, bool> = FastMap::default();
+        let mut last = (0usize, false);
         for issue in issues {
-            let fixable = match &last {
-                Some((rule, sub, code, fixable))
-                    if rule.as_ref() == issue.rule_id()
-                        && sub == issue.sub_code()
-                        && code == issue.code() =>
-                {
-                    *fixable
-                }
-                _ => {
-                    let fixable = self
-                        .fix_for(issue)
-                        .is_some_and(|f| !matches!(f.op, FixOp::Suggest));
-                    last = Some((
-                        issue.rule_id().cloned(),
-                        issue.sub_code().clone(),
-                        issue.code().clone(),
-                        fixable,
-                    ));
-                    fixable
-                }
-            };
-            issue.fixable = fixable;
+            let id = issue.kind_id();
+            if id != last.0 {
+                let fixable = *known.entry(id).or_insert_with(|| {
+                    self.fix_for(issue)
+                        .is_some_and(|f| !matches!(f.op, FixOp::Suggest))
+                });
+                last = (id, fixable);
+            }
+            issue.fixable = last.1;
         }
     }
 }

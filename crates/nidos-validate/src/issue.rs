@@ -423,6 +423,13 @@ impl Issue {
         self.kind.rule.as_ref()
     }
 
+    /// The identity of this issue's code, sub-code and rule together: issues with equal
+    /// identities have equal triples (the converse need not hold). Stays valid while the
+    /// issue lives; reading it touches no shared counter.
+    pub(crate) fn kind_id(&self) -> usize {
+        Arc::as_ptr(&self.kind) as usize
+    }
+
     pub fn message(mut self, message: impl Into<String>) -> Issue {
         self.extra_mut().issue_message = Some(message.into().into_boxed_str());
         self
