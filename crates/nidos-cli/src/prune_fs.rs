@@ -70,6 +70,10 @@ impl Fs for PruneFs {
         OsFs.open(path)
     }
 
+    fn open_sized(&self, path: &Path, len: u64) -> io::Result<Box<dyn Read + Send>> {
+        OsFs.open_sized(path, len)
+    }
+
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
         OsFs.canonicalize(path)
     }

@@ -8,6 +8,7 @@ mod cache;
 pub mod sidecar;
 mod values;
 
+use std::io::Read;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -15,7 +16,7 @@ use nidos_expr::Value;
 
 use crate::dataset::FileTree;
 pub use crate::entry::TABLE_CACHE_BUDGET;
-use crate::entry::{DatasetError, DatasetIssue, OpenOptions, Severity};
+use crate::entry::{DatasetError, DatasetIssue, FileEntry, OpenOptions, Severity};
 use crate::loaders;
 use crate::loaders::tsv::{Table, TsvOptions};
 use crate::schema_info::SchemaInfo;
@@ -291,7 +292,7 @@ impl Dataset {
                 issues: vec![too_large(&f.path, f.size, MAX_JSON_BYTES, Severity::Error)],
             };
         }
-        let bytes = match self.fs.read(&self.abs(&f.path), MAX_JSON_BYTES) {
+        let bytes = match self.read_sized(f, MAX_JSON_BYTES) {
             Ok(b) => b,
             Err(e) => {
                 return JsonLoad {
@@ -364,7 +365,7 @@ impl Dataset {
             self.opts.max_rows
         };
         let opts = TsvOptions { max_rows };
-        let reader = match self.fs.open(&self.abs(&f.path)) {
+        let reader = match self.fs.open_sized(&self.abs(&f.path), f.size) {
             Ok(r) => r,
             Err(e) => {
                 issues.push(read_error(&f.path, &e));
@@ -423,7 +424,18 @@ impl Dataset {
         } else {
             NII_PREFIX
         };
-        self.fs.read_prefix(&self.abs(&f.path), len)
+        self.read_sized(f, len as u64)
+    }
+
+    /// At most the first `limit` bytes of file `f`, read to the size the walk saw (a
+    /// small file takes one read, not one more to find its end).
+    fn read_sized(&self, f: &FileEntry, limit: u64) -> std::io::Result<Vec<u8>> {
+        let len = f.size.min(limit);
+        let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        self.fs
+            .open_sized(&self.abs(&f.path), len)?
+            .read_to_end(&mut buf)?;
+        Ok(buf)
     }
 
     /// The NIfTI header of file `idx` from its first bytes (`prefix` reads them when
@@ -514,9 +526,12 @@ impl Dataset {
         if !f.readable() {
             return Ok(None);
         }
-        self.fs
-            .read(&self.abs(&f.path), MAX_JSON_BYTES)
-            .map(Some)
+        let read = if f.size > MAX_JSON_BYTES {
+            Err(crate::fs::too_large(MAX_JSON_BYTES))
+        } else {
+            self.read_sized(f, MAX_JSON_BYTES)
+        };
+        read.map(Some)
             .map_err(|e| Box::new(read_error(&f.path, &e)))
     }
 }
