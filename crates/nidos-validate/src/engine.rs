@@ -20,6 +20,11 @@ use crate::report::Report;
 use crate::rule_index::RuleIndex;
 use crate::selectors::{DatasetMemo, FileMemo, SelectorTable};
 
+/// Fewest files in a piece of the per-file pass. Small, so that a small dataset whose
+/// few files are costly (large event tables, HED rows) is still shared among the
+/// threads; a piece's set-up (its selector memo) costs far less than one file.
+const MIN_PIECE: usize = 8;
+
 /// Options of a run.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -234,7 +239,7 @@ impl<'s> Engine<'s> {
             std::sync::Mutex::new(reserved_issue_list(files.len()));
         let pieces: Vec<(Vec<Issue>, FastSet<String>)> = (0..files.len())
             .into_par_iter()
-            .with_min_len(64)
+            .with_min_len(MIN_PIECE)
             .fold(
                 || {
                     (
