@@ -27,6 +27,7 @@ const TIME: &str = "/usr/bin/time";
 const USAGE: &str =
     "usage: cargo xtask bench [--subjects N[,N…]] [--runs K] [--no-reference] [--no-write]
        cargo xtask bench --realworld [--runs K] [--no-reference] [--no-write]
+       cargo xtask bench --hed [--runs K]
 
   --subjects N[,N…]  synthetic dataset sizes (subjects; 1000 ≈ 32k files), default 1000
   --runs K           measured runs per configuration after one warm-up, default 3
@@ -35,6 +36,8 @@ const USAGE: &str =
   --realworld        the real-world corpus (../shared/conformance/realworld) instead of
                      the synthetic datasets: per-dataset medians beside the reference,
                      the total ratio, the phase profile of the lowest ratio
+  --hed              what HED validation adds to the wall time of each real-world
+                     dataset that names HEDVersion (with HED against --no-hed, alternated)
 
 Runs `nidos validate DIR --format text|json -o /dev/null` for both brands under
 /usr/bin/time (wall, user+sys, peak RSS). Set NIDOS_TIMING=1 on a single `nidos validate`
@@ -43,6 +46,7 @@ run for per-phase durations and RSS.";
 struct Settings {
     help: bool,
     realworld: bool,
+    hed: bool,
     subjects: Vec<u32>,
     runs: u32,
     reference: bool,
@@ -53,6 +57,7 @@ fn parse_args(args: &[String]) -> Result<Settings> {
     let mut s = Settings {
         help: false,
         realworld: false,
+        hed: false,
         subjects: vec![1000],
         runs: 3,
         reference: true,
@@ -79,10 +84,11 @@ fn parse_args(args: &[String]) -> Result<Settings> {
             "--no-reference" => s.reference = false,
             "--no-write" => s.write = false,
             "--realworld" => s.realworld = true,
+            "--hed" => s.hed = true,
             "--help" | "-h" => s.help = true,
             other => bail!(
                 "unknown bench option {other}; usage: cargo xtask bench [--subjects N[,N…]] \
-                 [--runs K] [--no-reference] [--no-write] [--realworld]"
+                 [--runs K] [--no-reference] [--no-write] [--realworld] [--hed]"
             ),
         }
     }
@@ -293,6 +299,9 @@ pub fn run(args: &[String]) -> Result<()> {
     if settings.help {
         println!("{USAGE}");
         return Ok(());
+    }
+    if settings.hed {
+        return crate::bench_hed::run(settings.runs);
     }
     if settings.realworld {
         return crate::bench_realworld::run(settings.runs, settings.reference, settings.write);

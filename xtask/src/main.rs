@@ -2,7 +2,7 @@
 //!
 //! - `cargo xtask conformance [--std | --bundled] …`: compares nidos's reports with the
 //!   reference validator's on `../shared/conformance` (see the `conformance` module).
-//! - `cargo xtask bench [--realworld]`: performance against the reference, synthetic
+//! - `cargo xtask bench [--realworld | --hed]`: performance against the reference, synthetic
 //!   datasets or the real-world corpus (`docs/performance.md`).
 //! - `cargo xtask bench-small`: start-up on small real datasets, beside the reference.
 //! - `cargo xtask schema-coverage --against COMPILED.json [--out docs/schema-coverage.md]`:
@@ -14,6 +14,7 @@
 //! - `cargo xtask sort-diff`: `sorted()` against the reference's own JavaScript (see the module).
 
 mod bench;
+mod bench_hed;
 mod bench_realworld;
 mod bench_small;
 mod compare_builds;
@@ -40,7 +41,7 @@ fn main() -> Result<()> {
         Some("hed-import") => hed_import::run(&args[1..]),
         Some("module-cycles") => module_cycles::run(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench [--realworld] | bench-small | compare-builds [--base REV | --base-binary PATH] [--bench N] [--only NAME] | sort-diff | schema-coverage --against COMPILED.json | hed-import SCHEMA.xml [-o FILE] | module-cycles"
+            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench [--realworld | --hed] | bench-small | compare-builds [--base REV | --base-binary PATH] [--bench N] [--only NAME] | sort-diff | schema-coverage --against COMPILED.json | hed-import SCHEMA.xml [-o FILE] | module-cycles"
         ),
     }
 }

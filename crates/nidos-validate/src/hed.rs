@@ -139,10 +139,13 @@ pub(crate) fn prepare(ds: &Dataset, schema_dirs: &[PathBuf]) -> Result<Option<He
         return Ok(None);
     }
     let source = SchemaSource::new(schema_dirs.to_vec());
-    let schemas = source
-        .load_versions(&version.to_json())
-        .map_err(|issue| to_issue(&issue, "", ""))?;
-    let defs = dataset_definitions(ds, &schemas);
+    // The schemas load while the sidecars are read.
+    let (schemas, sidecars) = rayon::join(
+        || source.load_versions(&version.to_json()),
+        || hed_sidecars(ds),
+    );
+    let schemas = schemas.map_err(|issue| to_issue(&issue, "", ""))?;
+    let defs = dataset_definitions(&sidecars, &schemas);
     Ok(Some(HedRun {
         schemas,
         defs,
@@ -165,29 +168,39 @@ fn is_table(f: &FileEntry) -> bool {
     f.validated() && f.name.extension == ".tsv"
 }
 
-/// Definitions from the `HED` entries of every JSON sidecar of tables in the dataset.
-fn dataset_definitions(ds: &Dataset, schemas: &HedSchemas) -> Definitions {
+/// The JSON sidecars of the dataset with a `HED` member in some entry, in path order.
+/// Read on all threads: the JSON files are parsed here, once for the whole run (the
+/// per-file pass finds them parsed).
+fn hed_sidecars(ds: &Dataset) -> Vec<serde_json::Value> {
+    use rayon::prelude::*;
+    (0..ds.files().len())
+        .into_par_iter()
+        .filter_map(|i| {
+            let f = &ds.files()[i];
+            if !f.validated() || f.name.extension != ".json" {
+                return None;
+            }
+            let ctx = ds.context_at(i);
+            let json = ctx.lookup("json");
+            // Only entries with a `HED` member give strings (see `SidecarHed::read`).
+            let has_hed = json.as_object().is_some_and(|o| {
+                o.values()
+                    .any(|v| v.as_object().is_some_and(|e| e.contains_key("HED")))
+            });
+            has_hed.then(|| json.to_json())
+        })
+        .collect()
+}
+
+/// Definitions from the `HED` entries of the sidecars `hed_sidecars` gave.
+fn dataset_definitions(sidecars: &[serde_json::Value], schemas: &HedSchemas) -> Definitions {
     let empty = Definitions::default();
     let gatherer = Checker::new(schemas, &empty);
     let mut defs = Definitions::default();
     let mut ignored = Vec::new();
-    for (i, f) in ds.files().iter().enumerate() {
-        if !f.validated() || f.name.extension != ".json" {
-            continue;
-        }
-        let ctx = ds.context_at(i);
-        let json = ctx.lookup("json");
-        // Only entries with a `HED` member give strings (see `SidecarHed::read`).
-        let has_hed = json.as_object().is_some_and(|o| {
-            o.values()
-                .any(|v| v.as_object().is_some_and(|e| e.contains_key("HED")))
-        });
-        if !has_hed {
-            continue;
-        }
-        let json = json.to_json();
+    for json in sidecars {
         let mut shape = Vec::new();
-        let sidecar = SidecarHed::read(&json, &mut shape);
+        let sidecar = SidecarHed::read(json, &mut shape);
         for (_, s) in sidecar.strings() {
             defs.gather(&gatherer, s, &mut ignored);
         }
