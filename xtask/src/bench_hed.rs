@@ -2,9 +2,9 @@
 //! `nidos validate DIR --format json -o /dev/null` on each real-world dataset whose
 //! `dataset_description.json` names `HEDVersion` (the target of issue 17: at most 10 %).
 //!
-//! The release build runs once per dataset unmeasured, then K rounds each run it
-//! [`PER_ROUND`] times with HED and as often with `--no-hed`, alternating, so both see the
-//! same machine; each figure is the median of its runs. Prints the table only.
+//! Per dataset, the release build runs once unmeasured, then K·[`PER_ROUND`] times with
+//! HED and as often with `--no-hed`, the two alternating, so both see the same machine;
+//! each figure is the median of its runs. Prints the table only.
 
 use std::path::Path;
 
@@ -13,7 +13,7 @@ use anyhow::Result;
 use crate::shared;
 use crate::tools::{build_binary, count_files, median, time_one};
 
-/// Runs per configuration, dataset and round (the runs take 10–100 ms).
+/// Runs per configuration and dataset for each unit of `--runs` (a run takes 10–100 ms).
 const PER_ROUND: u32 = 10;
 /// The target of issue 17.
 const TARGET: f64 = 0.10;
