@@ -213,6 +213,27 @@ fn tsv_cases() {
     run.finish("tsv");
 }
 
+/// A cell equal to the one above it shares its text (one allocation for a run of `n/a` or
+/// of one level), and a cell that differs does not.
+#[test]
+fn tsv_cells_equal_to_the_one_above_share_their_text() {
+    let text = b"kind\tnote\ngo\tn/a\ngo\tn/a\nstop\tn/a\ngo\tx\n";
+    let t = loaders::tsv::read_tsv(&text[..], &Default::default())
+        .unwrap()
+        .value;
+    let kind = t.column("kind").unwrap();
+    let note = t.column("note").unwrap();
+    assert!(std::sync::Arc::ptr_eq(&kind[0], &kind[1]));
+    assert!(!std::sync::Arc::ptr_eq(&kind[1], &kind[2]));
+    assert!(
+        !std::sync::Arc::ptr_eq(&kind[0], &kind[3]),
+        "only the cell above is shared"
+    );
+    assert!(std::sync::Arc::ptr_eq(&note[0], &note[2]));
+    assert_eq!(&*kind[3], "go");
+    assert_eq!(&*note[3], "x");
+}
+
 /// A reader that hands out one byte at a time must give the same table (streaming edges).
 #[test]
 fn tsv_byte_at_a_time() {

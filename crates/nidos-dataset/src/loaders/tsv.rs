@@ -270,6 +270,16 @@ fn parse(
             continue;
         }
         let text = utf8_line(line, line_no)?;
+        if table.n_rows >= max_rows {
+            // A row past those kept: only its cell count is checked.
+            let n_cells = line.iter().filter(|&&b| b == b'\t').count() + 1;
+            if n_cells != table.headers.len() {
+                return Err(unequal_row(n_cells, table.headers.len(), line_no));
+            }
+            table.truncated = true;
+            table.n_rows += 1;
+            continue;
+        }
         // Where each cell ends: one pass over the line for the count and the cells.
         ends.clear();
         // (Cells are short: a plain loop beats starting `memchr` for each one.)
@@ -277,30 +287,29 @@ fn parse(
         ends.push(line.len());
         let n_cells = ends.len();
         if n_cells != table.headers.len() {
-            return Err(LoadIssue::error(
-                TSV_EQUAL_ROWS,
-                format!(
-                    "row has {n_cells} cells but the table has {} columns",
-                    table.headers.len()
-                ),
-            )
-            .at_line(line_no));
+            return Err(unequal_row(n_cells, table.headers.len(), line_no));
         }
-        if table.n_rows < max_rows {
-            let mut start = 0;
-            for (col, &end) in table.columns.iter_mut().zip(&ends) {
-                // A tab is one byte and never inside a character: these are boundaries.
-                col.push(std::sync::Arc::from(
-                    text.get(start..end).unwrap_or_default(),
-                ));
-                start = end + 1;
-            }
-        } else {
-            table.truncated = true;
+        let mut start = 0;
+        for (col, &end) in table.columns.iter_mut().zip(&ends) {
+            // A tab is one byte and never inside a character: these are boundaries.
+            let cell = text.get(start..end).unwrap_or_default();
+            // A cell equal to the one above it (a level, `n/a`) shares its text.
+            let same = col.last().filter(|above| ***above == *cell).cloned();
+            col.push(same.unwrap_or_else(|| std::sync::Arc::from(cell)));
+            start = end + 1;
         }
         table.n_rows += 1;
     }
     Ok(table)
+}
+
+/// A row whose cell count is not the header's.
+fn unequal_row(n_cells: usize, n_columns: usize, line_no: usize) -> LoadIssue {
+    LoadIssue::error(
+        TSV_EQUAL_ROWS,
+        format!("row has {n_cells} cells but the table has {n_columns} columns"),
+    )
+    .at_line(line_no)
 }
 
 fn check_duplicates(headers: &[String]) -> Result<(), LoadIssue> {
