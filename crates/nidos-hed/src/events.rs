@@ -608,14 +608,31 @@ pub fn check_events_with<'t>(
         .filter(|&c| header[c] != "HED")
         .chain(relevant.iter().copied().filter(|&c| header[c] == "HED"))
         .collect();
-    let mut part_ids: Vec<HashMap<&'t str, u32>> = vec![HashMap::default(); order.len()];
-    // Per column, the dataset's cell map of its value-column template, fetched on first use.
-    let mut value_parts: Vec<Option<Option<Arc<ValueParts>>>> = vec![None; order.len()];
-    // Per column, the previous row's cell and its part: consecutive rows often share cells.
-    let mut last: Vec<Option<(&'t str, u32)>> = vec![None; order.len()];
     let mut parts: Vec<Option<Part>> = Vec::new();
     // Per part, what a row needs of it (see `PartInfo`).
     let mut infos: Vec<PartInfo> = Vec::new();
+    // Per column, each row's part id (see `column_ids`), and the first id no row has used
+    // yet: a column's ids are given in the order of the rows that first have them.
+    let mut col_ids: Vec<Vec<u32>> = Vec::new();
+    let mut next_new: Vec<u32> = Vec::new();
+    if by_parts {
+        for &c in &order {
+            next_new.push(next_id(&parts));
+            let column = Column {
+                name: &header[c],
+                index: c,
+            };
+            let mut table = TableParts {
+                parts: &mut parts,
+                infos: &mut infos,
+                registry: &mut registry,
+                memo: &mut memo,
+            };
+            col_ids.push(column_ids(
+                checker, sidecar, column, n_rows, cell, shared, &mut table,
+            ));
+        }
+    }
     // The current row's part ids, and the issues of its checks as a whole.
     let mut row_ids: Vec<u32> = Vec::with_capacity(order.len());
     let mut whole: Vec<HedIssue> = Vec::new();
@@ -631,48 +648,11 @@ pub fn check_events_with<'t>(
         let mut general = !by_parts;
         let mut flags = 0u8;
         if by_parts {
-            for (k, &c) in order.iter().enumerate() {
-                let v = cell(r, c).unwrap_or_default();
-                let known = match last.get(k).copied().flatten() {
-                    Some((lv, id)) if lv == v => Some(id),
-                    _ => part_ids.get(k).and_then(|m| m.get(v)).copied(),
-                };
-                let id = match known {
-                    Some(id) => id,
-                    None => {
-                        fresh = true;
-                        let template = match sidecar.column(&header[c]) {
-                            Some(ColumnHed::Value(t)) if header[c] != "HED" => Some(t.as_str()),
-                            _ => None,
-                        };
-                        let values = match (template, shared, value_parts.get_mut(k)) {
-                            (Some(t), Some(sh), Some(slot)) => {
-                                slot.get_or_insert_with(|| sh.value_parts(t)).clone()
-                            }
-                            _ => None,
-                        };
-                        let part = value_part(
-                            checker,
-                            sidecar,
-                            &header[c],
-                            v,
-                            &mut memo,
-                            shared,
-                            values.as_deref(),
-                        );
-                        let id = next_id(&parts);
-                        infos.push(PartInfo::of(part.as_ref(), &mut registry));
-                        parts.push(part);
-                        if let Some(m) = part_ids.get_mut(k) {
-                            if m.len() < MEMO_LIMIT {
-                                m.insert(v, id);
-                            }
-                        }
-                        id
-                    }
-                };
-                if let Some(slot) = last.get_mut(k) {
-                    *slot = Some((v, id));
+            for (ids, new) in col_ids.iter().zip(next_new.iter_mut()) {
+                let id = ids.get(r).copied().unwrap_or(u32::MAX);
+                if id >= *new && id != u32::MAX {
+                    fresh = true;
+                    *new = id + 1;
                 }
                 let info = infos.get(id as usize).copied().unwrap_or(PartInfo::GENERAL);
                 flags |= info.flags;
@@ -914,33 +894,103 @@ struct Part {
     piece: Option<Arc<Piece>>,
 }
 
-/// The part of column `name` for cell `value` (see [`column_part`]), through the dataset's
-/// cell map of the column's value template when there is one: each (template, cell) is
-/// filled in and looked up by its text once per dataset.
-fn value_part(
+/// A column of the table: its name and its index in the header.
+#[derive(Clone, Copy)]
+struct Column<'h> {
+    name: &'h str,
+    index: usize,
+}
+
+/// The parts of one table so far, by id, with what they need.
+struct TableParts<'a> {
+    parts: &'a mut Vec<Option<Part>>,
+    infos: &'a mut Vec<PartInfo>,
+    registry: &'a mut Vec<Arc<Piece>>,
+    memo: &'a mut HashMap<String, Arc<Piece>>,
+}
+
+/// Whether two cells hold the same text (cells equal to the one above share it).
+fn same_cell(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
+}
+
+/// The part id of each of the `n_rows` cells of `column`, going down the column: each
+/// distinct cell is given the next id the first time it is met, and its part is added to
+/// `table` (ids in the order of first appearance). A value column's parts come from the
+/// dataset's cell map of its template when it has them, looked up for all the column's new
+/// cells under one lock, and the parts made here are added to it under one more.
+#[allow(clippy::too_many_arguments)]
+fn column_ids<'t>(
     checker: &Checker<'_>,
     sidecar: &SidecarHed,
-    name: &str,
-    value: &str,
-    memo: &mut HashMap<String, Arc<Piece>>,
+    column: Column<'_>,
+    n_rows: usize,
+    cell: &mut dyn FnMut(usize, usize) -> Option<&'t str>,
     shared: Option<&SharedPieces>,
-    values: Option<&ValueParts>,
-) -> Option<Part> {
-    let Some(values) = values.filter(|_| !is_na(value)) else {
-        return column_part(checker, sidecar, name, value, memo, shared);
+    table: &mut TableParts<'_>,
+) -> Vec<u32> {
+    let base = next_id(table.parts);
+    let mut ids = Vec::with_capacity(n_rows);
+    let mut index: HashMap<&'t str, u32> = HashMap::default();
+    // The cells in the order they were first met: cell `i` has id `base + i`.
+    let mut new_cells: Vec<&'t str> = Vec::new();
+    let mut last: Option<(&'t str, u32)> = None;
+    for r in 0..n_rows {
+        let v = cell(r, column.index).unwrap_or_default();
+        let id = match last {
+            Some((lv, id)) if same_cell(lv, v) => id,
+            _ => match index.get(v) {
+                Some(&id) => id,
+                None => {
+                    let id = base.saturating_add(next_id(&new_cells));
+                    new_cells.push(v);
+                    if index.len() < MEMO_LIMIT {
+                        index.insert(v, id);
+                    }
+                    id
+                }
+            },
+        };
+        last = Some((v, id));
+        ids.push(id);
+    }
+    let template = match sidecar.column(column.name) {
+        Some(ColumnHed::Value(t)) if column.name != "HED" => Some(t.as_str()),
+        _ => None,
     };
-    if let Some(piece) = values.get(value) {
-        return Some(Part {
-            missing: None,
-            piece,
-        });
+    let values = template.zip(shared).and_then(|(t, sh)| sh.value_parts(t));
+    let known = values
+        .as_deref()
+        .map(|vp| vp.get_many(&new_cells))
+        .unwrap_or_default();
+    let mut made: Vec<(&str, Option<Arc<Piece>>)> = Vec::new();
+    for (i, &v) in new_cells.iter().enumerate() {
+        let hit = known.get(i).cloned().flatten().filter(|_| !is_na(v));
+        let part = match hit {
+            Some(piece) => Some(Part {
+                missing: None,
+                piece,
+            }),
+            None => {
+                let part = column_part(checker, sidecar, column.name, v, table.memo, shared);
+                // A value column's part has no missing-level issue: it is its piece alone.
+                if let Some(p) = part.as_ref().filter(|p| p.missing.is_none()) {
+                    if values.is_some() && !is_na(v) {
+                        made.push((v, p.piece.clone()));
+                    }
+                }
+                part
+            }
+        };
+        table
+            .infos
+            .push(PartInfo::of(part.as_ref(), table.registry));
+        table.parts.push(part);
     }
-    let part = column_part(checker, sidecar, name, value, memo, shared)?;
-    // A value column's part has no missing-level issue: it is its piece alone.
-    if part.missing.is_none() {
-        values.put(value, &part.piece);
+    if let Some(vp) = values.as_deref() {
+        vp.put_many(made);
     }
-    Some(part)
+    ids
 }
 
 /// The part of column `name` for cell `value`; `None` when its text has curly braces (the
@@ -1011,13 +1061,23 @@ struct ValueParts {
 }
 
 impl ValueParts {
-    fn get(&self, cell: &str) -> Option<Option<Arc<Piece>>> {
-        self.by_cell.lock().ok().and_then(|m| m.get(cell).cloned())
+    /// The part of each cell, when a table met it before.
+    fn get_many(&self, cells: &[&str]) -> Vec<Option<Option<Arc<Piece>>>> {
+        match self.by_cell.lock() {
+            Ok(m) => cells.iter().map(|c| m.get(*c).cloned()).collect(),
+            Err(_) => Vec::new(),
+        }
     }
-    fn put(&self, cell: &str, piece: &Option<Arc<Piece>>) {
+    fn put_many(&self, made: Vec<(&str, Option<Arc<Piece>>)>) {
+        if made.is_empty() {
+            return;
+        }
         if let Ok(mut m) = self.by_cell.lock() {
-            if m.len() < SHARED_LIMIT {
-                m.insert(cell.into(), piece.clone());
+            for (cell, piece) in made {
+                if m.len() >= SHARED_LIMIT {
+                    break;
+                }
+                m.insert(cell.into(), piece);
             }
         }
     }
