@@ -632,6 +632,7 @@ pub fn check_events_with<'t>(
                 checker, sidecar, column, n_rows, cell, shared, &mut table,
             ));
         }
+        mark_risky(&next_new, &mut infos, &registry);
     }
     // The current row's part ids, and the issues of its checks as a whole.
     let mut row_ids: Vec<u32> = Vec::with_capacity(order.len());
@@ -647,6 +648,7 @@ pub fn check_events_with<'t>(
         let mut fresh = false;
         let mut general = !by_parts;
         let mut flags = 0u8;
+        let mut risky = 0u32;
         if by_parts {
             for (ids, new) in col_ids.iter().zip(next_new.iter_mut()) {
                 let id = ids.get(r).copied().unwrap_or(u32::MAX);
@@ -656,6 +658,7 @@ pub fn check_events_with<'t>(
                 }
                 let info = infos.get(id as usize).copied().unwrap_or(PartInfo::GENERAL);
                 flags |= info.flags;
+                risky += u32::from(info.flags & PartInfo::RISKY != 0);
                 if info.piece != NO_PIECE {
                     row_pieces.push(info.piece);
                 }
@@ -688,7 +691,7 @@ pub fn check_events_with<'t>(
             }
             let mut failed = flags & PartInfo::FAILED != 0;
             timed = flags & PartInfo::TIMED != 0;
-            if !failed && ids.len() > 1 {
+            if !failed && risky > 1 {
                 failed = check_row_whole(ids, &registry, &mut whole);
                 for issue in whole.drain(..) {
                     sink(Some(line), &issue);
@@ -855,6 +858,9 @@ impl PartInfo {
     const ISSUES: u8 = 8;
     /// The piece has temporal groups.
     const TIMED: u8 = 16;
+    /// The piece may repeat a key or a unique tag of another column's piece (see
+    /// [`mark_risky`]): a row needs its check as a whole only with two such parts.
+    const RISKY: u8 = 32;
     const GENERAL: PartInfo = PartInfo {
         piece: NO_PIECE,
         flags: PartInfo::FULL,
@@ -907,6 +913,58 @@ struct TableParts<'a> {
     infos: &'a mut Vec<PartInfo>,
     registry: &'a mut Vec<Arc<Piece>>,
     memo: &'a mut HashMap<String, Arc<Piece>>,
+}
+
+/// Marks the parts that may give a row a repeated expression or unique tag ([`PartInfo::RISKY`]):
+/// a row has one part per column, and each piece's keys are distinct already, so a row repeats
+/// only if two pieces of different columns share a key (and then its hash) or both have unique
+/// tags. `starts` holds where each column's part ids start (they run to the next column's).
+fn mark_risky(starts: &[u32], infos: &mut [PartInfo], registry: &[Arc<Piece>]) {
+    let piece = |info: &PartInfo| {
+        (info.piece != NO_PIECE)
+            .then(|| registry.get(info.piece as usize))
+            .flatten()
+    };
+    let end = next_id(infos);
+    // The column that first has each key hash; hashes that another column has too.
+    let mut owner: HashMap<u64, usize> = HashMap::default();
+    let mut shared: HashSet<u64> = HashSet::default();
+    let mut unique_columns = 0;
+    for (k, &start) in starts.iter().enumerate() {
+        let stop = starts.get(k + 1).copied().unwrap_or(end);
+        let mut has_unique = false;
+        for info in infos.get(start as usize..stop as usize).unwrap_or_default() {
+            let Some(p) = piece(info) else {
+                continue;
+            };
+            has_unique |= !p.unique.is_empty();
+            for &h in &p.top_hashes {
+                match owner.entry(h) {
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(k);
+                    }
+                    std::collections::hash_map::Entry::Occupied(e) => {
+                        if *e.get() != k {
+                            shared.insert(h);
+                        }
+                    }
+                }
+            }
+        }
+        unique_columns += usize::from(has_unique);
+    }
+    if shared.is_empty() && unique_columns < 2 {
+        return;
+    }
+    for info in infos.iter_mut() {
+        let risky = piece(info).is_some_and(|p| {
+            (unique_columns > 1 && !p.unique.is_empty())
+                || p.top_hashes.iter().any(|h| shared.contains(h))
+        });
+        if risky {
+            info.flags |= PartInfo::RISKY;
+        }
+    }
 }
 
 /// Whether two cells hold the same text (cells equal to the one above share it).
