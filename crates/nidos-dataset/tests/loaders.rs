@@ -213,25 +213,44 @@ fn tsv_cases() {
     run.finish("tsv");
 }
 
-/// A cell equal to the one above it shares its text (one allocation for a run of `n/a` or
-/// of one level), and a cell that differs does not.
+/// A column of few distinct cells is coded (each cell's rank in order of first appearance)
+/// and its equal cells share one text; a column whose cells keep differing (here a counter
+/// that repeats every third row) is not coded, and shares a text only with the cell above.
 #[test]
-fn tsv_cells_equal_to_the_one_above_share_their_text() {
-    let text = b"kind\tnote\ngo\tn/a\ngo\tn/a\nstop\tn/a\ngo\tx\n";
-    let t = loaders::tsv::read_tsv(&text[..], &Default::default())
+fn tsv_columns_of_few_texts_are_coded() {
+    let mut text = String::from("kind\tnote\tn\n");
+    for i in 0..200 {
+        let kind = ["go", "stop", "go", "wait"][i % 4];
+        let note = if i % 3 == 0 { "x" } else { "n/a" };
+        text.push_str(&format!(
+            "{kind}\t{note}\t{}\n",
+            i - usize::from(i % 3 == 2)
+        ));
+    }
+    let t = loaders::tsv::read_tsv(text.as_bytes(), &Default::default())
         .unwrap()
         .value;
     let kind = t.column("kind").unwrap();
-    let note = t.column("note").unwrap();
-    assert!(std::sync::Arc::ptr_eq(&kind[0], &kind[1]));
-    assert!(!std::sync::Arc::ptr_eq(&kind[1], &kind[2]));
-    assert!(
-        !std::sync::Arc::ptr_eq(&kind[0], &kind[3]),
-        "only the cell above is shared"
+    let n = t.column("n").unwrap();
+    assert_eq!(t.codes.len(), 3);
+    let kind_codes = t.codes[0].as_ref().expect("kind is coded");
+    assert_eq!(kind_codes[..5], [0, 1, 0, 2, 0]);
+    assert_eq!(
+        t.codes[1].as_ref().expect("note is coded")[..4],
+        [0, 1, 1, 0]
     );
-    assert!(std::sync::Arc::ptr_eq(&note[0], &note[2]));
-    assert_eq!(&*kind[3], "go");
-    assert_eq!(&*note[3], "x");
+    assert!(t.codes[2].is_none(), "a counter is not coded");
+    assert!(std::sync::Arc::ptr_eq(&kind[0], &kind[2]));
+    assert!(std::sync::Arc::ptr_eq(&kind[1], &kind[5]));
+    assert!(!std::sync::Arc::ptr_eq(&kind[0], &kind[1]));
+    assert!(
+        std::sync::Arc::ptr_eq(&n[1], &n[2]),
+        "the cell above is shared"
+    );
+    assert!(!std::sync::Arc::ptr_eq(&n[0], &n[1]));
+    assert_eq!(&*kind[3], "wait");
+    assert_eq!(&*n[199], "199");
+    assert_eq!(&*n[200 - 1 - 2], "196");
 }
 
 /// A reader that hands out one byte at a time must give the same table (streaming edges).

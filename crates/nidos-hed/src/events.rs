@@ -339,6 +339,89 @@ mod fill_tests {
         assert!(alone.contains("SIDECAR_KEY_MISSING"), "{alone}");
     }
 
+    /// A table whose columns come with the reader's codes (each cell's rank in order of
+    /// first appearance) gives the issues it gives without them; codes out of that order
+    /// are not trusted.
+    #[test]
+    fn coded_columns_give_the_same_issues() {
+        let schemas = SchemaSource::new(Vec::new())
+            .load_versions(&serde_json::json!("8.3.0"))
+            .unwrap();
+        let defs = Definitions::default();
+        let checker = Checker::new(&schemas, &defs);
+        let json = serde_json::json!({
+            "trial": {"HED": "Experimental-trial/#"},
+            "kind": {"HED": {"go": "Sensory-event", "stop": "Agent-action, Sensory-event"}},
+            "hand": {"HED": {"left": "Label/x", "right": "Bad-tag-xyz"}}
+        });
+        let mut shape = Vec::new();
+        let sidecar = SidecarHed::read(&json, &mut shape);
+        let header: Vec<String> = ["onset", "trial", "kind", "hand", "HED"]
+            .map(String::from)
+            .to_vec();
+        let rows: Vec<Vec<String>> = [
+            ["1.0", "1", "go", "left", "n/a"],
+            ["1.0", "2", "stop", "left", "Sensory-event"],
+            ["2.0", "1", "go", "right", "n/a"],
+            ["3.0", "3", "other", "left", "Label/x"],
+            ["3.0", "3", "go", "n/a", "n/a"],
+        ]
+        .iter()
+        .map(|r| r.map(String::from).to_vec())
+        .collect();
+        let run = |codes: &[Option<Vec<u32>>]| {
+            let mut got = Vec::new();
+            check_events_with(
+                &checker,
+                &sidecar,
+                &header,
+                rows.len(),
+                &mut |r, c| rows.get(r).and_then(|row| row.get(c)).map(String::as_str),
+                codes,
+                None,
+                &mut |line, issue| got.push(format!("{line:?} {issue:?}")),
+            );
+            got
+        };
+        let first_seen = |c: usize| {
+            let mut seen: Vec<&str> = Vec::new();
+            rows.iter()
+                .map(|row| {
+                    let v = row[c].as_str();
+                    let code = seen.iter().position(|s| *s == v).unwrap_or_else(|| {
+                        seen.push(v);
+                        seen.len() - 1
+                    });
+                    code as u32
+                })
+                .collect::<Vec<u32>>()
+        };
+        let plain = run(&[]);
+        assert!(
+            plain.iter().any(|i| i.contains("SIDECAR_KEY_MISSING")),
+            "{plain:?}"
+        );
+        assert!(
+            plain.iter().any(|i| i.contains("TAG_EXPRESSION_REPEATED")),
+            "{plain:?}"
+        );
+        let all: Vec<Option<Vec<u32>>> = (0..header.len()).map(|c| Some(first_seen(c))).collect();
+        assert_eq!(run(&all), plain);
+        let some: Vec<Option<Vec<u32>>> = (0..header.len())
+            .map(|c| (c % 2 == 0).then(|| first_seen(c)))
+            .collect();
+        assert_eq!(run(&some), plain);
+        // Codes that skip a rank, or are too few: the column is read by its text.
+        let mut bad = all.clone();
+        bad[2] = Some(vec![1, 0, 1, 2, 1]);
+        bad[3] = Some(vec![0, 0]);
+        assert_eq!(run(&bad), plain);
+        // Codes in order are trusted: calling "right" the same as "left" loses its issue.
+        let mut misleading = all.clone();
+        misleading[3] = Some(vec![0, 0, 0, 0, 1]);
+        assert_ne!(run(&misleading), plain);
+    }
+
     /// A piece with these key hashes (and a unique tag, with `unique`).
     fn piece_with(hashes: &[u64], unique: bool) -> Arc<Piece> {
         Arc::new(Piece {
@@ -533,6 +616,7 @@ pub fn check_events_by<'t>(
         header,
         n_rows,
         cell,
+        &[],
         shared,
         &mut |line, issue| {
             issues.push(RowIssue {
@@ -558,6 +642,7 @@ pub fn check_events_with<'t>(
     header: &[String],
     n_rows: usize,
     cell: &mut dyn FnMut(usize, usize) -> Option<&'t str>,
+    codes: &[Option<Vec<u32>>],
     shared: Option<&SharedPieces>,
     sink: &mut dyn FnMut(Option<usize>, &HedIssue),
 ) {
@@ -628,8 +713,9 @@ pub fn check_events_with<'t>(
                 registry: &mut registry,
                 memo: &mut memo,
             };
+            let coded = codes.get(c).and_then(Option::as_deref);
             col_ids.push(column_ids(
-                checker, sidecar, column, n_rows, cell, shared, &mut table,
+                checker, sidecar, column, n_rows, cell, coded, shared, &mut table,
             ));
         }
         mark_risky(&next_new, &mut infos, &registry);
@@ -967,34 +1053,44 @@ fn mark_risky(starts: &[u32], infos: &mut [PartInfo], registry: &[Arc<Piece>]) {
     }
 }
 
-/// Whether two cells hold the same text (cells equal to the one above share it).
-fn same_cell(a: &str, b: &str) -> bool {
-    a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
+/// A column's part ids from the reader's codes of its cells (see
+/// `nidos_dataset::loaders::tsv::Table::codes`: a code is the rank of the cell's text in
+/// order of first appearance, which is the order ids are given in), with the cells met
+/// first; `None` when the codes do not follow that order.
+fn ids_from_codes<'t>(
+    codes: &[u32],
+    n_rows: usize,
+    base: u32,
+    at: &mut dyn FnMut(usize) -> &'t str,
+) -> Option<(Vec<u32>, Vec<&'t str>)> {
+    let codes = codes.get(..n_rows).filter(|c| c.len() == n_rows)?;
+    let mut new_cells: Vec<&'t str> = Vec::new();
+    let mut ids = Vec::with_capacity(n_rows);
+    for (r, &code) in codes.iter().enumerate() {
+        let seen = next_id(&new_cells);
+        if code == seen {
+            new_cells.push(at(r));
+        } else if code > seen {
+            return None;
+        }
+        ids.push(base.saturating_add(code));
+    }
+    Some((ids, new_cells))
 }
 
-/// The part id of each of the `n_rows` cells of `column`, going down the column: each
-/// distinct cell is given the next id the first time it is met, and its part is added to
-/// `table` (ids in the order of first appearance). A value column's parts come from the
-/// dataset's cell map of its template when it has them, looked up for all the column's new
-/// cells under one lock, and the parts made here are added to it under one more.
-#[allow(clippy::too_many_arguments)]
-fn column_ids<'t>(
-    checker: &Checker<'_>,
-    sidecar: &SidecarHed,
-    column: Column<'_>,
+/// A column's part ids found by the text of its cells, with the cells met first.
+fn ids_by_text<'t>(
     n_rows: usize,
-    cell: &mut dyn FnMut(usize, usize) -> Option<&'t str>,
-    shared: Option<&SharedPieces>,
-    table: &mut TableParts<'_>,
-) -> Vec<u32> {
-    let base = next_id(table.parts);
+    base: u32,
+    at: &mut dyn FnMut(usize) -> &'t str,
+) -> (Vec<u32>, Vec<&'t str>) {
     let mut ids = Vec::with_capacity(n_rows);
     let mut index: HashMap<&'t str, u32> = HashMap::default();
     // The cells in the order they were first met: cell `i` has id `base + i`.
     let mut new_cells: Vec<&'t str> = Vec::new();
     let mut last: Option<(&'t str, u32)> = None;
     for r in 0..n_rows {
-        let v = cell(r, column.index).unwrap_or_default();
+        let v = at(r);
         let id = match last {
             Some((lv, id)) if same_cell(lv, v) => id,
             _ => match index.get(v) {
@@ -1012,6 +1108,36 @@ fn column_ids<'t>(
         last = Some((v, id));
         ids.push(id);
     }
+    (ids, new_cells)
+}
+
+/// Whether two cells hold the same text (cells equal to the one above share it).
+fn same_cell(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
+}
+
+/// The part id of each of the `n_rows` cells of `column`, going down the column: each
+/// distinct cell is given the next id the first time it is met, and its part is added to
+/// `table` (ids in the order of first appearance). A value column's parts come from the
+/// dataset's cell map of its template when it has them, looked up for all the column's new
+/// cells under one lock, and the parts made here are added to it under one more.
+#[allow(clippy::too_many_arguments)]
+fn column_ids<'t>(
+    checker: &Checker<'_>,
+    sidecar: &SidecarHed,
+    column: Column<'_>,
+    n_rows: usize,
+    cell: &mut dyn FnMut(usize, usize) -> Option<&'t str>,
+    codes: Option<&[u32]>,
+    shared: Option<&SharedPieces>,
+    table: &mut TableParts<'_>,
+) -> Vec<u32> {
+    let base = next_id(table.parts);
+    let mut at = |r: usize| cell(r, column.index).unwrap_or_default();
+    let (ids, new_cells) = match codes.and_then(|k| ids_from_codes(k, n_rows, base, &mut at)) {
+        Some(found) => found,
+        None => ids_by_text(n_rows, base, &mut at),
+    };
     let template = match sidecar.column(column.name) {
         Some(ColumnHed::Value(t)) if column.name != "HED" => Some(t.as_str()),
         _ => None,

@@ -314,6 +314,7 @@ fn check_table(
         header,
         table.kept_rows(),
         &mut |r, c| columns.get(c).and_then(|col| col.get(r)).map(|c| &**c),
+        &table.codes,
         Some(&memo.pieces),
         &mut |line, h| rows.push(out, codes.issue(h, location.clone(), "", line)),
     );

@@ -110,6 +110,7 @@ mod tests {
             columns: vec![vec![Arc::from("x"); cells]],
             n_rows: cells,
             truncated: false,
+            codes: Vec::new(),
         };
         Arc::new(TableLoad {
             value: t.to_value(),

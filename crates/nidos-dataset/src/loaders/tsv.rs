@@ -61,6 +61,11 @@ pub struct Table {
     pub n_rows: usize,
     /// True when rows beyond `max_rows` were dropped.
     pub truncated: bool,
+    /// Per column, when it holds few distinct cells (levels, `n/a`): each kept row's code,
+    /// the rank of its text among the column's distinct texts in order of first appearance
+    /// (0 for the first row's, then 1 for the next new text…). Equal cells of such a column
+    /// share one text. `None` for a column whose cells keep differing (onsets, counters).
+    pub codes: Vec<Option<Vec<u32>>>,
 }
 
 impl Table {
@@ -231,6 +236,8 @@ fn parse(
     }
     let mut pending_empty: Option<usize> = None;
     let mut ends: Vec<usize> = Vec::new();
+    let mut dicts: Vec<Dict> = Vec::new();
+    dicts.resize_with(table.headers.len(), Dict::default);
     loop {
         let more = read_line(r, &mut buf).map_err(|e| {
             if e.get_ref().is_some_and(|inner| inner.is::<LineTooLong>()) {
@@ -261,6 +268,7 @@ fn parse(
             }
             check_duplicates(&table.headers)?;
             table.columns = vec![Vec::new(); table.headers.len()];
+            dicts.resize_with(table.headers.len(), Dict::default);
             continue;
         }
         if let Some(l) = pending_empty {
@@ -291,17 +299,66 @@ fn parse(
             return Err(unequal_row(n_cells, table.headers.len(), line_no));
         }
         let mut start = 0;
-        for (col, &end) in table.columns.iter_mut().zip(&ends) {
+        for ((col, dict), &end) in table.columns.iter_mut().zip(&mut dicts).zip(&ends) {
             // A tab is one byte and never inside a character: these are boundaries.
             let cell = text.get(start..end).unwrap_or_default();
-            // A cell equal to the one above it (a level, `n/a`) shares its text.
-            let same = col.last().filter(|above| ***above == *cell).cloned();
-            col.push(same.unwrap_or_else(|| Arc::from(cell)));
+            let shared = dict.share(cell, table.n_rows + 1, col.last());
+            col.push(shared);
             start = end + 1;
         }
         table.n_rows += 1;
     }
+    table.codes = dicts.into_iter().map(Dict::into_codes).collect();
     Ok(table)
+}
+
+/// A column's distinct cells while it is read (see [`Table::codes`]).
+#[derive(Default)]
+struct Dict {
+    codes: Vec<u32>,
+    by_text: foldhash::HashMap<Arc<str>, u32>,
+    texts: Vec<Arc<str>>,
+    given_up: bool,
+}
+
+impl Dict {
+    /// Distinct texts a column may have before the check below starts.
+    const FEW: usize = 64;
+
+    /// The text of `cell`, the `rows`-th kept cell of the column: shared with an equal
+    /// earlier cell of a coded column, or with the cell above it.
+    fn share(&mut self, cell: &str, rows: usize, above: Option<&Arc<str>>) -> Arc<str> {
+        if self.given_up {
+            let same = above.filter(|a| ***a == *cell).cloned();
+            return same.unwrap_or_else(|| Arc::from(cell));
+        }
+        if let Some((code, text)) = self
+            .by_text
+            .get(cell)
+            .and_then(|&code| Some((code, self.texts.get(code as usize)?)))
+        {
+            self.codes.push(code);
+            return text.clone();
+        }
+        let text: Arc<str> = Arc::from(cell);
+        // More distinct texts than half the rows: not a column of levels.
+        if self.texts.len() >= Self::FEW && self.texts.len() * 2 >= rows {
+            *self = Dict {
+                given_up: true,
+                ..Dict::default()
+            };
+            return text;
+        }
+        let code = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
+        self.by_text.insert(text.clone(), code);
+        self.texts.push(text.clone());
+        self.codes.push(code);
+        text
+    }
+
+    fn into_codes(self) -> Option<Vec<u32>> {
+        (!self.given_up).then_some(self.codes)
+    }
 }
 
 /// The number of tabs in `line`, counted in byte-sized sums of at most 255 bytes (which
