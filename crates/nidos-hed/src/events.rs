@@ -636,6 +636,7 @@ fn next_id<T>(list: &[T]) -> u32 {
 /// As [`check_events_by`], but each issue is handed to `sink` with its line as it is found
 /// (the same issues in the same order), borrowed: a table whose rows repeat one issue
 /// copies nothing.
+#[allow(clippy::too_many_arguments)]
 pub fn check_events_with<'t>(
     checker: &Checker<'_>,
     sidecar: &SidecarHed,
