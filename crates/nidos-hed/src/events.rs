@@ -953,8 +953,8 @@ impl PartInfo {
         flags: PartInfo::FULL,
     };
 
-    /// The entry of `part`, its piece added to `registry`.
-    fn of(part: Option<&Part>, registry: &mut Vec<Arc<Piece>>) -> PartInfo {
+    /// The entry of `part`, its piece moved to `registry`.
+    fn of(part: Option<&mut Part>, registry: &mut Vec<Arc<Piece>>) -> PartInfo {
         let Some(part) = part else {
             return PartInfo::GENERAL;
         };
@@ -963,7 +963,7 @@ impl PartInfo {
             flags |= PartInfo::MISSING;
         }
         let mut piece = NO_PIECE;
-        if let Some(p) = &part.piece {
+        if let Some(p) = part.piece.take() {
             if p.failed {
                 flags |= PartInfo::FAILED;
             }
@@ -974,14 +974,15 @@ impl PartInfo {
                 flags |= PartInfo::TIMED;
             }
             piece = next_id(registry);
-            registry.push(p.clone());
+            registry.push(p);
         }
         PartInfo { piece, flags }
     }
 }
 
 /// What one column gives a row for one cell, when the sidecar splices nothing: the issue of
-/// a level without annotation, and the checked piece.
+/// a level without annotation, and the checked piece (until [`PartInfo::of`] moves it to the
+/// table's registry).
 struct Part {
     missing: Option<HedIssue>,
     piece: Option<Arc<Piece>>,
@@ -1149,9 +1150,12 @@ fn column_ids<'t>(
         .map(|vp| vp.get_many(&new_cells))
         .unwrap_or_default();
     let mut made: Vec<(&str, Option<Arc<Piece>>)> = Vec::new();
-    for (i, &v) in new_cells.iter().enumerate() {
-        let hit = known.get(i).cloned().flatten().filter(|_| !is_na(v));
-        let part = match hit {
+    // Each piece found is moved, not copied, into the table's registry (a copy would touch
+    // its reference count, which the other threads' tables touch too).
+    let mut known = known.into_iter();
+    for &v in &new_cells {
+        let hit = known.next().flatten().filter(|_| !is_na(v));
+        let mut part = match hit {
             Some(piece) => Some(Part {
                 missing: None,
                 piece,
@@ -1169,7 +1173,7 @@ fn column_ids<'t>(
         };
         table
             .infos
-            .push(PartInfo::of(part.as_ref(), table.registry));
+            .push(PartInfo::of(part.as_mut(), table.registry));
         table.parts.push(part);
     }
     if let Some(vp) = values.as_deref() {
