@@ -290,26 +290,35 @@ fn is_na(cell: &str) -> bool {
 mod fill_tests {
     use super::*;
     use crate::defs::Definitions;
-    use crate::versions::SchemaSource;
+    use crate::versions::{HedSchemas, SchemaSource};
+
+    /// The 8.3.0 schemas and no definitions, for a checker.
+    fn schemas_and_defs() -> (HedSchemas, Definitions) {
+        let schemas = SchemaSource::new(Vec::new())
+            .load_versions(&serde_json::json!("8.3.0"))
+            .unwrap();
+        (schemas, Definitions::default())
+    }
+
+    /// The HED entries of a sidecar.
+    fn sidecar_of(json: serde_json::Value) -> SidecarHed {
+        let mut shape = Vec::new();
+        SidecarHed::read(&json, &mut shape)
+    }
 
     /// A table checked through the dataset's shared maps (twice: the second time every
     /// (template, cell) is known) gives the issues it gives checked on its own: value
     /// columns with valid, invalid, blank, braced and missing cells, a level column.
     #[test]
     fn shared_value_parts_give_the_same_issues() {
-        let schemas = SchemaSource::new(Vec::new())
-            .load_versions(&serde_json::json!("8.3.0"))
-            .unwrap();
-        let defs = Definitions::default();
+        let (schemas, defs) = schemas_and_defs();
         let checker = Checker::new(&schemas, &defs);
-        let json = serde_json::json!({
+        let sidecar = sidecar_of(serde_json::json!({
             "trial": {"HED": "Experimental-trial/#"},
             "rt": {"HED": "(Response-time/# s, Bad-tag-xyz)"},
             "blank": {"HED": "#"},
             "kind": {"HED": {"go": "Sensory-event", "stop": "Agent-action"}}
-        });
-        let mut shape = Vec::new();
-        let sidecar = SidecarHed::read(&json, &mut shape);
+        }));
         let header: Vec<String> = ["onset", "trial", "rt", "blank", "kind", "HED"]
             .map(String::from)
             .to_vec();
@@ -344,18 +353,13 @@ mod fill_tests {
     /// are not trusted.
     #[test]
     fn coded_columns_give_the_same_issues() {
-        let schemas = SchemaSource::new(Vec::new())
-            .load_versions(&serde_json::json!("8.3.0"))
-            .unwrap();
-        let defs = Definitions::default();
+        let (schemas, defs) = schemas_and_defs();
         let checker = Checker::new(&schemas, &defs);
-        let json = serde_json::json!({
+        let sidecar = sidecar_of(serde_json::json!({
             "trial": {"HED": "Experimental-trial/#"},
             "kind": {"HED": {"go": "Sensory-event", "stop": "Agent-action, Sensory-event"}},
             "hand": {"HED": {"left": "Label/x", "right": "Bad-tag-xyz"}}
-        });
-        let mut shape = Vec::new();
-        let sidecar = SidecarHed::read(&json, &mut shape);
+        }));
         let header: Vec<String> = ["onset", "trial", "kind", "hand", "HED"]
             .map(String::from)
             .to_vec();
