@@ -316,8 +316,8 @@ fn parse(
 #[derive(Default)]
 struct Dict {
     codes: Vec<u32>,
+    /// Each distinct text met, with its code (the number of texts before it).
     by_text: foldhash::HashMap<Arc<str>, u32>,
-    texts: Vec<Arc<str>>,
     given_up: bool,
 }
 
@@ -332,26 +332,22 @@ impl Dict {
             let same = above.filter(|a| ***a == *cell).cloned();
             return same.unwrap_or_else(|| Arc::from(cell));
         }
-        if let Some((code, text)) = self
-            .by_text
-            .get(cell)
-            .and_then(|&code| Some((code, self.texts.get(code as usize)?)))
-        {
+        if let Some((text, &code)) = self.by_text.get_key_value(cell) {
             self.codes.push(code);
             return text.clone();
         }
         let text: Arc<str> = Arc::from(cell);
+        let distinct = self.by_text.len();
         // More distinct texts than half the rows: not a column of levels.
-        if self.texts.len() >= Self::FEW && self.texts.len() * 2 >= rows {
+        if distinct >= Self::FEW && distinct * 2 >= rows {
             *self = Dict {
                 given_up: true,
                 ..Dict::default()
             };
             return text;
         }
-        let code = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
+        let code = u32::try_from(distinct).unwrap_or(u32::MAX);
         self.by_text.insert(text.clone(), code);
-        self.texts.push(text.clone());
         self.codes.push(code);
         text
     }
