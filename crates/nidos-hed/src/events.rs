@@ -348,6 +348,76 @@ mod fill_tests {
         assert!(alone.contains("SIDECAR_KEY_MISSING"), "{alone}");
     }
 
+    /// Levels without annotation give one warning per column, at no line, naming each value
+    /// once in the order of the rows that first have it: whether the rows are read by their
+    /// parts or assembled in full (the sidecar splices a column), and with more values than
+    /// a message names.
+    #[test]
+    fn missing_levels_are_one_warning_per_column() {
+        let (schemas, defs) = schemas_and_defs();
+        let checker = Checker::new(&schemas, &defs);
+        let header: Vec<String> = ["onset", "kind", "hand"].map(String::from).to_vec();
+        let rows: Vec<Vec<String>> = [
+            ["1.0", "zeta", "right"],
+            ["2.0", "go", "left"],
+            ["3.0", "alpha", "up"],
+            ["4.0", "zeta", "n/a"],
+            ["5.0", "alpha", "right"],
+        ]
+        .iter()
+        .map(|r| r.map(String::from).to_vec())
+        .collect();
+        let plain = serde_json::json!({
+            "kind": {"HED": {"go": "Sensory-event"}},
+            "hand": {"HED": {"left": "Label/x"}}
+        });
+        let spliced = serde_json::json!({
+            "kind": {"HED": {"go": "Sensory-event, ({hand})"}},
+            "hand": {"HED": {"left": "Label/x"}}
+        });
+        let plain_got = check_events(&checker, &sidecar_of(plain), &header, &rows);
+        let missing: Vec<String> = plain_got
+            .iter()
+            .filter(|i| i.issue.code == "SIDECAR_KEY_MISSING")
+            .map(|i| {
+                assert_eq!(i.line, None);
+                i.issue.message.clone()
+            })
+            .collect();
+        assert_eq!(
+            missing,
+            [
+                "values \"zeta\", \"alpha\" of column \"kind\" have no HED annotation in the sidecar",
+                "values \"right\", \"up\" of column \"hand\" have no HED annotation in the sidecar",
+            ]
+        );
+        // Spliced: "hand" is read only where "go" splices it (row 2, "left"), so only the
+        // levels of "kind" are missing.
+        let spliced_got = check_events(&checker, &sidecar_of(spliced), &header, &rows);
+        let missing: Vec<&str> = spliced_got
+            .iter()
+            .filter(|i| i.issue.code == "SIDECAR_KEY_MISSING")
+            .map(|i| i.issue.message.as_str())
+            .collect();
+        assert_eq!(
+            missing,
+            ["values \"zeta\", \"alpha\" of column \"kind\" have no HED annotation in the sidecar"]
+        );
+        let many: Vec<Vec<String>> = (0..25)
+            .map(|i| vec![format!("{i}.0"), format!("k{i}"), "left".to_string()])
+            .collect();
+        let one = sidecar_of(serde_json::json!({"kind": {"HED": {"go": "Sensory-event"}}}));
+        let got = check_events(&checker, &one, &header, &many);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(
+            got[0]
+                .issue
+                .message
+                .contains("\"k19\" and 5 more of column \"kind\""),
+            "{got:?}"
+        );
+    }
+
     /// A table whose columns come with the reader's codes (each cell's rank in order of
     /// first appearance) gives the issues it gives without them; codes out of that order
     /// are not trusted.
@@ -505,14 +575,14 @@ mod fill_tests {
     }
 }
 
-/// Assembles one row's annotation from the sidecar and the `HED` column.
+/// Assembles one row's annotation from the sidecar and the `HED` column; the levels it uses
+/// that the sidecar does not annotate are added to `missing`.
 fn assemble<S: AsRef<str>>(
     sidecar: &SidecarHed,
     spliced: &HashSet<String>,
     header: &[String],
     row: &[S],
-    line: usize,
-    issues: &mut Vec<RowIssue>,
+    missing: &mut MissingLevels,
 ) -> Vec<String> {
     let cell = |name: &str| -> Option<&str> {
         header
@@ -523,7 +593,7 @@ fn assemble<S: AsRef<str>>(
             .filter(|c| !is_na(c))
     };
     // The annotation a column contributes to this row, before splicing.
-    let contribution = |name: &str, issues: &mut Vec<RowIssue>| -> Option<String> {
+    let contribution = |name: &str, missing: &mut MissingLevels| -> Option<String> {
         if name == "HED" {
             return cell("HED").map(str::to_string);
         }
@@ -533,13 +603,7 @@ fn assemble<S: AsRef<str>>(
             ColumnHed::Levels(levels) => match levels.iter().find(|(l, _)| l == value) {
                 Some((_, s)) => Some(s.clone()),
                 None => {
-                    issues.push(RowIssue {
-                        line: Some(line),
-                        issue: HedIssue::warning(
-                            "SIDECAR_KEY_MISSING",
-                            format!("value \"{value}\" of column \"{name}\" has no HED annotation in the sidecar"),
-                        ),
-                    });
+                    missing.add(name, value);
                     None
                 }
             },
@@ -556,7 +620,7 @@ fn assemble<S: AsRef<str>>(
         if spliced.contains(name) || (name != "HED" && sidecar.column(name).is_none()) {
             continue;
         }
-        let Some(text) = contribution(name, issues) else {
+        let Some(text) = contribution(name, missing) else {
             continue;
         };
         if name == "HED" || !text.contains('{') {
@@ -565,9 +629,7 @@ fn assemble<S: AsRef<str>>(
         }
         let (tree, syntax) = parse(&text);
         if !splice_names(&text).is_empty() && syntax.is_empty() {
-            let mut nested = Vec::new();
-            let filled = render(&tree.items, &mut |n: &str| contribution(n, &mut nested));
-            issues.extend(nested);
+            let filled = render(&tree.items, &mut |n: &str| contribution(n, missing));
             pieces.push(filled);
         } else {
             pieces.push(text);
@@ -698,6 +760,7 @@ pub fn check_events_with<'t>(
         .filter(|&c| header[c] != "HED")
         .chain(relevant.iter().copied().filter(|&c| header[c] == "HED"))
         .collect();
+    let mut missing = MissingLevels::default();
     let mut parts: Vec<Option<Part>> = Vec::new();
     // Per part, what a row needs of it (see `PartInfo`).
     let mut infos: Vec<PartInfo> = Vec::new();
@@ -717,6 +780,7 @@ pub fn check_events_with<'t>(
                 infos: &mut infos,
                 registry: &mut registry,
                 memo: &mut memo,
+                missing: &mut missing,
             };
             let coded = codes.get(c).and_then(Option::as_deref);
             col_ids.push(column_ids(
@@ -759,19 +823,8 @@ pub fn check_events_with<'t>(
         }
         let timed;
         if !general {
-            // The row from its parts: the issues of levels without annotation, then those of
-            // its pieces, then those of the row as a whole.
-            if flags & PartInfo::MISSING != 0 {
-                for &id in &row_ids {
-                    if let Some(Some(Part {
-                        missing: Some(missing),
-                        ..
-                    })) = parts.get(id as usize)
-                    {
-                        sink(Some(line), missing);
-                    }
-                }
-            }
+            // The row from its parts: the issues of its pieces, then those of the row as a
+            // whole.
             let ids = row_pieces.get(start..).unwrap_or_default();
             if flags & PartInfo::ISSUES != 0 {
                 for p in ids.iter().filter_map(|&pid| registry.get(pid as usize)) {
@@ -831,6 +884,7 @@ pub fn check_events_with<'t>(
                         &mut memo,
                         shared,
                         &mut registry,
+                        &mut missing,
                     ));
                     if row_memo.len() < MEMO_LIMIT {
                         row_memo.insert(key.clone(), computed.clone());
@@ -858,6 +912,9 @@ pub fn check_events_with<'t>(
         );
         events.push((line, onset, range, timed));
     }
+    for issue in missing.issues() {
+        sink(None, &issue);
+    }
     // Rows are compared with each other only when each is valid on its own.
     if all_valid {
         check_across_rows(&events, &row_pieces, &registry, sink);
@@ -865,7 +922,7 @@ pub fn check_events_with<'t>(
 }
 
 /// Assembles and checks one row (its issues have no line); its pieces are added to
-/// `registry`.
+/// `registry`, the levels it uses without annotation to `missing`.
 #[allow(clippy::too_many_arguments)]
 fn check_row(
     checker: &Checker<'_>,
@@ -876,9 +933,9 @@ fn check_row(
     memo: &mut HashMap<String, Arc<Piece>>,
     shared: Option<&SharedPieces>,
     registry: &mut Vec<Arc<Piece>>,
+    missing: &mut MissingLevels,
 ) -> RowResult {
-    let mut row_issues = Vec::new();
-    let texts = assemble(sidecar, spliced, header, row, 0, &mut row_issues);
+    let texts = assemble(sidecar, spliced, header, row, missing);
     let ids: Vec<u32> = texts
         .iter()
         .map(|text| {
@@ -887,7 +944,7 @@ fn check_row(
             id
         })
         .collect();
-    let mut issues: Vec<HedIssue> = row_issues.into_iter().map(|r| r.issue).collect();
+    let mut issues: Vec<HedIssue> = Vec::new();
     let mut failed = false;
     for p in ids.iter().filter_map(|&id| registry.get(id as usize)) {
         failed |= p.failed;
@@ -941,8 +998,6 @@ struct PartInfo {
 impl PartInfo {
     /// The row must be assembled in full (the part's text has curly braces).
     const FULL: u8 = 1;
-    /// A level without annotation.
-    const MISSING: u8 = 2;
     /// The piece failed its checks.
     const FAILED: u8 = 4;
     /// The piece has issues.
@@ -963,9 +1018,6 @@ impl PartInfo {
             return PartInfo::GENERAL;
         };
         let mut flags = 0;
-        if part.missing.is_some() {
-            flags |= PartInfo::MISSING;
-        }
         let mut piece = NO_PIECE;
         if let Some(p) = part.piece.take() {
             if p.failed {
@@ -984,12 +1036,67 @@ impl PartInfo {
     }
 }
 
-/// What one column gives a row for one cell, when the sidecar splices nothing: the issue of
-/// a level without annotation, and the checked piece (until [`PartInfo::of`] moves it to the
-/// table's registry).
+/// What one column gives a row for one cell, when the sidecar splices nothing: whether the
+/// cell is a level without annotation, and the checked piece (until [`PartInfo::of`] moves
+/// it to the table's registry).
 struct Part {
-    missing: Option<HedIssue>,
+    missing: bool,
     piece: Option<Arc<Piece>>,
+}
+
+/// The levels of a table's categorical columns that its sidecar does not annotate: per column
+/// in the order first met, each value once, in the order of the rows that first have it. They
+/// give one `SIDECAR_KEY_MISSING` warning per column (as the reference reports them), not one
+/// per row.
+#[derive(Default)]
+struct MissingLevels {
+    columns: Vec<(String, Vec<String>, HashSet<String>)>,
+}
+
+/// At most this many values are named in one column's warning (the rest are counted).
+const MISSING_NAMED: usize = 20;
+
+impl MissingLevels {
+    fn add(&mut self, column: &str, value: &str) {
+        let at = match self.columns.iter().position(|(c, ..)| c == column) {
+            Some(at) => at,
+            None => {
+                self.columns
+                    .push((column.to_string(), Vec::new(), HashSet::default()));
+                self.columns.len() - 1
+            }
+        };
+        if let Some((_, values, seen)) = self.columns.get_mut(at) {
+            if !seen.contains(value) {
+                seen.insert(value.to_string());
+                values.push(value.to_string());
+            }
+        }
+    }
+
+    /// One warning per column, naming its values.
+    fn issues(&self) -> impl Iterator<Item = HedIssue> + '_ {
+        self.columns.iter().map(|(column, values, _)| {
+            let mut named = values
+                .iter()
+                .take(MISSING_NAMED)
+                .map(|v| format!("\"{v}\""))
+                .collect::<Vec<String>>()
+                .join(", ");
+            if values.len() > MISSING_NAMED {
+                named.push_str(&format!(" and {} more", values.len() - MISSING_NAMED));
+            }
+            let message = match values.len() {
+                1 => format!(
+                    "value {named} of column \"{column}\" has no HED annotation in the sidecar"
+                ),
+                _ => format!(
+                    "values {named} of column \"{column}\" have no HED annotation in the sidecar"
+                ),
+            };
+            HedIssue::warning("SIDECAR_KEY_MISSING", message)
+        })
+    }
 }
 
 /// A column of the table: its name and its index in the header.
@@ -1005,6 +1112,8 @@ struct TableParts<'a> {
     infos: &'a mut Vec<PartInfo>,
     registry: &'a mut Vec<Arc<Piece>>,
     memo: &'a mut HashMap<String, Arc<Piece>>,
+    /// The levels of the table's columns without annotation.
+    missing: &'a mut MissingLevels,
 }
 
 /// Marks the parts that may give a row a repeated expression or unique tag ([`PartInfo::RISKY`]):
@@ -1161,13 +1270,17 @@ fn column_ids<'t>(
         let hit = known.next().flatten().filter(|_| !is_na(v));
         let mut part = match hit {
             Some(piece) => Some(Part {
-                missing: None,
+                missing: false,
                 piece,
             }),
             None => {
                 let part = column_part(checker, sidecar, column.name, v, table.memo, shared);
-                // A value column's part has no missing-level issue: it is its piece alone.
-                if let Some(p) = part.as_ref().filter(|p| p.missing.is_none()) {
+                if part.as_ref().is_some_and(|p| p.missing) {
+                    // Cells come in the order of the rows that first have them.
+                    table.missing.add(column.name, v);
+                }
+                // A value column's part is never a missing level: it is its piece alone.
+                if let Some(p) = part.as_ref().filter(|p| !p.missing) {
                     if values.is_some() && !is_na(v) {
                         made.push((v, p.piece.clone()));
                     }
@@ -1197,7 +1310,7 @@ fn column_part(
     shared: Option<&SharedPieces>,
 ) -> Option<Part> {
     let empty = Part {
-        missing: None,
+        missing: false,
         piece: None,
     };
     if is_na(value) {
@@ -1213,10 +1326,7 @@ fn column_part(
                 Some((_, s)) => s.clone(),
                 None => {
                     return Some(Part {
-                        missing: Some(HedIssue::warning(
-                            "SIDECAR_KEY_MISSING",
-                            format!("value \"{value}\" of column \"{name}\" has no HED annotation in the sidecar"),
-                        )),
+                        missing: true,
                         piece: None,
                     })
                 }
@@ -1232,7 +1342,7 @@ fn column_part(
         None => piece_of(checker, &text, memo, shared),
     });
     Some(Part {
-        missing: None,
+        missing: false,
         piece,
     })
 }
@@ -1670,13 +1780,8 @@ fn anchor_name(items: &[Node]) -> Option<String> {
 /// a row without HED gives an empty string). What the `hed` context field shows.
 pub fn assemble_rows(sidecar: &SidecarHed, header: &[String], rows: &[Vec<String>]) -> Vec<String> {
     let spliced = sidecar.spliced_columns();
-    let mut ignored = Vec::new();
+    let mut ignored = MissingLevels::default();
     rows.iter()
-        .enumerate()
-        .map(|(i, row)| {
-            let pieces = assemble(sidecar, spliced, header, row, i + 2, &mut ignored);
-            ignored.clear();
-            pieces.join(", ")
-        })
+        .map(|row| assemble(sidecar, spliced, header, row, &mut ignored).join(", "))
         .collect()
 }

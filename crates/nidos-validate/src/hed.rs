@@ -316,7 +316,15 @@ fn check_table(
         &mut |r, c| columns.get(c).and_then(|col| col.get(r)).map(|c| &**c),
         &table.codes,
         Some(&memo.pieces),
-        &mut |line, h| rows.push(out, codes.issue(h, location.clone(), "", line)),
+        &mut |line, h| {
+            let issue = codes.issue(h, location.clone(), "", line);
+            match line {
+                // The table's issues without a row (one per column at most) are each given
+                // once: only row issues can repeat.
+                None => out.push(issue),
+                Some(_) => rows.push(out, issue),
+            }
+        },
     );
 }
 

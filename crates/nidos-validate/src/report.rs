@@ -160,64 +160,30 @@ impl<'a> ReportJson<'a> {
     /// of the text is held in memory.
     pub fn write_compact(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         use rayon::prelude::*;
-        const CHUNK: usize = 4096;
-        // One chunk per worker at a time: the rendered text waiting to be written stays
-        // small (about 1 MB per chunk), while every worker renders.
-        let window = CHUNK * rayon::current_num_threads().max(1);
-        let messages = self.issues.field_messages;
-        let render = |chunk: &[Issue]| -> Vec<u8> {
-            // Room for the whole chunk, so the buffer is not copied as it grows: each
-            // issue's texts and its fixed parts (a few escapes may still overflow it).
-            let room: usize = chunk
-                .iter()
-                .map(|i| {
-                    160 + i.code().len()
-                        + i.sub_code().len()
-                        + i.location.len()
-                        + i.issue_message().map_or(0, str::len)
-                        + i.rule_id().map_or(0, |r| r.len())
-                        + i.affects().iter().map(|a| a.len() + 3).sum::<usize>()
-                })
-                .sum::<usize>()
-                .max(chunk.len() * 192);
-            let mut buf = Vec::with_capacity(room);
-            let mut recent = crate::json_text::Recent::default();
-            // The fallback message of the previous issue's (code, sub-code): sorted issues
-            // come in runs sharing one copy of each, so most issues skip the lookup.
-            let mut last: Option<(&Issue, Option<&str>)> = None;
-            for (i, issue) in chunk.iter().enumerate() {
-                if i > 0 {
-                    buf.push(b',');
-                }
-                let fallback = if messages.is_empty() || issue.issue_message().is_some() {
-                    None
-                } else {
-                    match last {
-                        Some((prev, m))
-                            if prev.code().same(issue.code())
-                                && prev.sub_code().same(issue.sub_code()) =>
-                        {
-                            m
-                        }
-                        _ => {
-                            let m = fallback(messages, issue);
-                            last = Some((issue, m));
-                            m
-                        }
-                    }
-                };
-                crate::json_text::push_issue_after(&mut buf, issue, fallback, &mut recent);
-            }
-            buf
-        };
+        // Issues rendered per chunk: a chunk's text is about 300 KB.
+        const CHUNK: usize = 1024;
+        // One chunk per worker at a time, each into a buffer of its own that the next
+        // window reuses: the text waiting to be written stays small, and its memory is
+        // touched once (fresh buffers for each chunk would have the allocator map, and
+        // the kernel zero, new pages for every megabyte of the report).
+        let workers = rayon::current_num_threads().max(1);
+        let window = CHUNK * workers;
+        let mut buffers: Vec<Vec<u8>> = Vec::new();
         out.write_all(br#"{"issues":{"issues":["#)?;
         for (w, window) in self.issues.issues.chunks(window).enumerate() {
-            let parts: Vec<Vec<u8>> = window.par_chunks(CHUNK).map(render).collect();
-            for (i, part) in parts.into_iter().enumerate() {
+            let chunks = window.len().div_ceil(CHUNK);
+            if buffers.len() < chunks {
+                buffers.resize_with(chunks, Vec::new);
+            }
+            buffers
+                .par_iter_mut()
+                .zip(window.par_chunks(CHUNK))
+                .for_each(|(buf, chunk)| self.render(chunk, buf));
+            for (i, part) in buffers.iter().take(chunks).enumerate() {
                 if w > 0 || i > 0 {
                     out.write_all(b",")?;
                 }
-                out.write_all(&part)?;
+                out.write_all(part)?;
             }
         }
         out.write_all(br#"],"codeMessages":"#)?;
@@ -237,6 +203,54 @@ impl<'a> ReportJson<'a> {
             out.write_all(b"}")?;
         }
         out.write_all(b"}")
+    }
+
+    /// Writes the issues of `chunk` into `buf` (emptied first), separated by commas.
+    fn render(&self, chunk: &[Issue], buf: &mut Vec<u8>) {
+        let messages = self.issues.field_messages;
+        buf.clear();
+        // Room for the whole chunk, so the buffer is not copied as it grows: each issue's
+        // texts and its fixed parts (a few escapes may still overflow it).
+        let room: usize = chunk
+            .iter()
+            .map(|i| {
+                160 + i.code().len()
+                    + i.sub_code().len()
+                    + i.location.len()
+                    + i.issue_message().map_or(0, str::len)
+                    + i.rule_id().map_or(0, |r| r.len())
+                    + i.affects().iter().map(|a| a.len() + 3).sum::<usize>()
+            })
+            .sum::<usize>()
+            .max(chunk.len() * 192);
+        buf.reserve(room);
+        let mut recent = crate::json_text::Recent::default();
+        // The fallback message of the previous issue's (code, sub-code): sorted issues
+        // come in runs sharing one copy of each, so most issues skip the lookup.
+        let mut last: Option<(&Issue, Option<&str>)> = None;
+        for (i, issue) in chunk.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            let fallback = if messages.is_empty() || issue.issue_message().is_some() {
+                None
+            } else {
+                match last {
+                    Some((prev, m))
+                        if prev.code().same(issue.code())
+                            && prev.sub_code().same(issue.sub_code()) =>
+                    {
+                        m
+                    }
+                    _ => {
+                        let m = fallback(messages, issue);
+                        last = Some((issue, m));
+                        m
+                    }
+                }
+            };
+            crate::json_text::push_issue_after(buf, issue, fallback, &mut recent);
+        }
     }
 }
 
