@@ -137,6 +137,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let large = crate::scale::is_large(&args.dataset);
     crate::workers::start(args.jobs, large)?;
     crate::huge_pages::fit_to(large);
+    if !args.no_hed && args.hed_schema_dir.is_empty() {
+        // The HED schemas decode on a worker while this thread loads the rules.
+        nidos_validate::prefetch_hed_schemas(&args.dataset);
+    }
     let timer = crate::timer::Timer::start();
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
     loaded.print_warnings("nidos: ");

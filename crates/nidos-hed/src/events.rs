@@ -419,8 +419,9 @@ mod fill_tests {
     }
 
     /// A table whose columns come with the reader's codes (each cell's rank in order of
-    /// first appearance) gives the issues it gives without them; codes out of that order
-    /// are not trusted.
+    /// first appearance) gives the issues it gives without them, also when some columns
+    /// have none (the reader found most of their cells distinct: a part per change of
+    /// cell); codes out of that order are not trusted.
     #[test]
     fn coded_columns_give_the_same_issues() {
         let (schemas, defs) = schemas_and_defs();
@@ -782,9 +783,13 @@ pub fn check_events_with<'t>(
                 memo: &mut memo,
                 missing: &mut missing,
             };
-            let coded = codes.get(c).and_then(Option::as_deref);
+            let cells = match codes.get(c) {
+                Some(Some(coded)) => Cells::Coded(coded),
+                Some(None) => Cells::MostlyDistinct,
+                None => Cells::Unknown,
+            };
             col_ids.push(column_ids(
-                checker, sidecar, column, n_rows, cell, coded, shared, &mut table,
+                checker, sidecar, column, n_rows, cell, cells, shared, &mut table,
             ));
         }
         mark_risky(&next_new, &mut infos, &registry);
@@ -1128,7 +1133,13 @@ fn mark_risky(starts: &[u32], infos: &mut [PartInfo], registry: &[Arc<Piece>]) {
     };
     let end = next_id(infos);
     // The column that first has each key hash; hashes that another column has too.
-    let mut owner: HashMap<u64, usize> = HashMap::default();
+    let hashes: usize = infos
+        .iter()
+        .filter_map(&piece)
+        .map(|p| p.top_hashes.len())
+        .sum();
+    let mut owner: HashMap<u64, usize> =
+        HashMap::with_capacity_and_hasher(hashes, Default::default());
     let mut shared: HashSet<u64> = HashSet::default();
     let mut unique_columns = 0;
     for (k, &start) in starts.iter().enumerate() {
@@ -1193,6 +1204,40 @@ fn ids_from_codes<'t>(
     Some((ids, new_cells))
 }
 
+/// What the TSV reader says of a column's cells (see
+/// `nidos_dataset::loaders::tsv::Table::codes`).
+#[derive(Clone, Copy)]
+enum Cells<'c> {
+    /// Each cell's code: the rank of its text in order of first appearance.
+    Coded(&'c [u32]),
+    /// Not coded: at least half of the cells are distinct.
+    MostlyDistinct,
+    /// The caller gave no codes.
+    Unknown,
+}
+
+/// A column's part ids when most of its cells are distinct: each cell that differs from
+/// the one above is a new part (finding the few repeats further apart would cost more, a
+/// hash of every cell, than the parts they save), with the cells met first.
+fn ids_by_row<'t>(
+    n_rows: usize,
+    base: u32,
+    at: &mut dyn FnMut(usize) -> &'t str,
+) -> (Vec<u32>, Vec<&'t str>) {
+    let mut ids = Vec::with_capacity(n_rows);
+    let mut new_cells: Vec<&'t str> = Vec::with_capacity(n_rows);
+    let mut last: Option<&'t str> = None;
+    for r in 0..n_rows {
+        let v = at(r);
+        if !last.is_some_and(|l| same_cell(l, v)) {
+            new_cells.push(v);
+        }
+        last = Some(v);
+        ids.push(base.saturating_add(next_id(&new_cells).saturating_sub(1)));
+    }
+    (ids, new_cells)
+}
+
 /// A column's part ids found by the text of its cells, with the cells met first.
 fn ids_by_text<'t>(
     n_rows: usize,
@@ -1243,15 +1288,20 @@ fn column_ids<'t>(
     column: Column<'_>,
     n_rows: usize,
     cell: &mut dyn FnMut(usize, usize) -> Option<&'t str>,
-    codes: Option<&[u32]>,
+    cells: Cells<'_>,
     shared: Option<&SharedPieces>,
     table: &mut TableParts<'_>,
 ) -> Vec<u32> {
     let base = next_id(table.parts);
     let mut at = |r: usize| cell(r, column.index).unwrap_or_default();
-    let (ids, new_cells) = match codes.and_then(|k| ids_from_codes(k, n_rows, base, &mut at)) {
-        Some(found) => found,
-        None => ids_by_text(n_rows, base, &mut at),
+    let coded = match cells {
+        Cells::Coded(codes) => ids_from_codes(codes, n_rows, base, &mut at),
+        _ => None,
+    };
+    let (ids, new_cells) = match (coded, cells) {
+        (Some(found), _) => found,
+        (None, Cells::MostlyDistinct) => ids_by_row(n_rows, base, &mut at),
+        (None, _) => ids_by_text(n_rows, base, &mut at),
     };
     let template = match sidecar.column(column.name) {
         Some(ColumnHed::Value(t)) if column.name != "HED" => Some(t.as_str()),

@@ -64,8 +64,12 @@ pub struct SchemaSource {
     pub extra_dirs: Vec<PathBuf>,
 }
 
-fn cache() -> &'static Mutex<HashMap<String, Arc<HedSchema>>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<HedSchema>>>> = OnceLock::new();
+/// A bundled schema, decoded at most once per process: threads that ask for it while it is
+/// being decoded wait for that decoding.
+type Decoded = Arc<OnceLock<Result<Arc<HedSchema>, String>>>;
+
+fn cache() -> &'static Mutex<HashMap<String, Decoded>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Decoded>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::default()))
 }
 
@@ -85,22 +89,32 @@ impl SchemaSource {
             .iter()
             .find(|(v, _)| *v == stem)
             .map_or(stem, |(_, s)| *s);
-        if let Ok(guard) = cache().lock() {
-            if let Some(s) = guard.get(key) {
-                return Ok(s.clone());
-            }
-        }
-        let bytes = BUNDLED
+        let Some(bytes) = BUNDLED
             .iter()
             .find(|(name, _)| *name == key)
             .map(|(_, b)| *b)
-            .ok_or_else(|| format!("no HED schema {stem} is available offline"))?;
-        let data = crate::compact::decode(bytes)?;
-        let schema = Arc::new(HedSchema::from_data(data)?);
-        if let Ok(mut guard) = cache().lock() {
-            guard.insert(key.to_string(), schema.clone());
+        else {
+            return Err(format!("no HED schema {stem} is available offline"));
+        };
+        let decode = || {
+            let data = crate::compact::decode(bytes)?;
+            HedSchema::from_data(data).map(Arc::new)
+        };
+        match cache().lock() {
+            Ok(mut guard) => {
+                let cell = guard.entry(key.to_string()).or_default().clone();
+                drop(guard);
+                cell.get_or_init(decode).clone()
+            }
+            Err(_) => decode(),
         }
-        Ok(schema)
+    }
+
+    /// Decodes the bundled schemas a `HEDVersion` value names, so that a later
+    /// [`SchemaSource::load_versions`] finds them ready (a run starts this on a thread of its
+    /// own while it loads its rules). Problems are left for that later call to report.
+    pub fn prefetch(spec: &serde_json::Value) {
+        let _ = SchemaSource::default().load_versions(spec);
     }
 
     /// Reads a `HEDVersion` value. A failure is the one dataset-level issue the reference gives

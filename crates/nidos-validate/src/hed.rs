@@ -153,6 +153,22 @@ pub(crate) fn prepare(ds: &Dataset, schema_dirs: &[PathBuf]) -> Result<Option<He
     }))
 }
 
+/// Starts decoding, on a worker thread, the bundled HED schemas that the dataset at `root`
+/// declares in `HEDVersion`, so that [`prepare`] finds them decoded: a run calls it before
+/// loading its rules, which take one thread. Does nothing when the description cannot be
+/// read (validation reports that).
+pub fn prefetch(root: &std::path::Path) {
+    let Ok(bytes) = std::fs::read(root.join("dataset_description.json")) else {
+        return;
+    };
+    let Ok(serde_json::Value::Object(mut description)) = serde_json::from_slice(&bytes) else {
+        return;
+    };
+    if let Some(version) = description.remove("HEDVersion") {
+        rayon::spawn(move || SchemaSource::prefetch(&version));
+    }
+}
+
 impl HedRun {
     /// Checks the HED of the file `ctx` is for, when it is a table (nothing otherwise).
     /// The per-file pass ranks the issues located at the table like its own (rank order is

@@ -31,5 +31,6 @@ pub use config::Config;
 pub use engine::{Engine, Options, Phases, Progress};
 pub use filename_mode::{open_names, parse_names};
 pub use fixable::FixIndex;
+pub use hed::prefetch as prefetch_hed_schemas;
 pub use issue::{Issue, Severity, Sym};
 pub use report::{Report, ReportJson, Summary};
