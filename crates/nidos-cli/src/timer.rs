@@ -27,14 +27,17 @@ impl Timer {
     pub fn lap(&self, phase: &str) {
         if self.on {
             let now = Instant::now();
-            let rss = std::fs::read_to_string("/proc/self/status")
-                .ok()
-                .and_then(|t| {
-                    t.lines()
-                        .find(|l| l.starts_with("VmRSS:"))
-                        .map(|l| l.trim_start_matches("VmRSS:").trim().to_string())
-                })
-                .unwrap_or_default();
+            // Resident memory in all, and the part of it that is the program's own
+            // (anonymous) memory rather than its mapped files (code, the built-in rules).
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let field = |name: &str| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(|v| v.trim().to_string())
+                    .unwrap_or_default()
+            };
+            let rss = format!("{}, anon {}", field("VmRSS:"), field("RssAnon:"));
             let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
             eprintln!(
                 "nidos timing: {:>8.1} ms  {phase} (RSS {rss})",
