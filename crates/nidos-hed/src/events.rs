@@ -348,6 +348,35 @@ mod fill_tests {
         assert!(alone.contains("SIDECAR_KEY_MISSING"), "{alone}");
     }
 
+    /// Onsets that increase as numbers (compared as text when they have one shape) share
+    /// none, so rows are not grouped by onset; anything else is grouped by text.
+    #[test]
+    fn increasing_onsets_share_none() {
+        assert!(less("9.5", "10.25"));
+        assert!(less("01.50", "01.75"));
+        assert!(less("-1", "0.5"));
+        assert!(!less("1.0", "1.0"));
+        assert!(!less("2", "1.5"));
+        assert!(!less("x", "1"));
+        assert!(!less("1.2.3", "1.2.4"));
+        let rows = |onsets: &[&'static str]| -> Vec<Event<'static>> {
+            onsets
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (i + 2, Some(*o), (0, 0), false))
+                .collect()
+        };
+        assert!(onsets_increase(&rows(&["0.5", "1.0", "10.0", "100"])));
+        assert!(!onsets_increase(&rows(&["0.5", "1.0", "1.0"])));
+        assert!(!onsets_increase(&rows(&["1.0", "1"])));
+        assert!(!onsets_increase(&rows(&["2", "1"])));
+        assert!(!onsets_increase(&rows(&["n/a", "1"])));
+        assert_eq!(
+            shared_onsets(&rows(&["1", "2", "1", "3", "2"])),
+            vec![(0, 2), (1, 4)]
+        );
+    }
+
     /// Levels without annotation give one warning per column, at no line, naming each value
     /// once in the order of the rows that first have it: whether the rows are read by their
     /// parts or assembled in full (the sidecar splices a column), and with more values than
@@ -1681,14 +1710,43 @@ impl<T: Eq + std::hash::Hash + Copy> Seen<T> {
 }
 
 /// Rows sharing an onset form one event; temporal groups must pair up across events.
-fn check_across_rows(
-    events: &[Event<'_>],
-    row_pieces: &[u32],
-    registry: &[Arc<Piece>],
-    sink: &mut dyn FnMut(Option<usize>, &HedIssue),
-) {
-    // Group by onset value (rows need not be sorted). Only onsets shared by several rows
-    // matter: each later row is listed with the first row of its onset.
+/// Whether every row has an onset, each greater as a number than the one above: then no
+/// two rows share an onset's text.
+fn onsets_increase(events: &[Event<'_>]) -> bool {
+    let mut above: Option<&str> = None;
+    for (_, onset, _, _) in events {
+        let Some(o) = onset.filter(|o| !is_na(o)) else {
+            return false;
+        };
+        if above.is_some_and(|a| !less(a, o)) {
+            return false;
+        }
+        above = Some(o);
+    }
+    true
+}
+
+/// `a < b` as numbers. Plain decimals of one shape (same length, the point at the same
+/// place) compare as text, as their values do; anything else is read as a number (`false`
+/// when either is not one).
+fn less(a: &str, b: &str) -> bool {
+    let plain = |s: &str| {
+        s.bytes().any(|c| c.is_ascii_digit())
+            && s.bytes().all(|c| c.is_ascii_digit() || c == b'.')
+            && s.bytes().filter(|&c| c == b'.').count() <= 1
+    };
+    if a.len() == b.len() && a.find('.') == b.find('.') && plain(a) && plain(b) {
+        return a < b;
+    }
+    match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
+        (Ok(x), Ok(y)) => x < y,
+        _ => false,
+    }
+}
+
+/// Rows that share an onset text with an earlier row, each as (first row of that onset,
+/// row), sorted: each onset's rows together, in row order.
+fn shared_onsets(events: &[Event<'_>]) -> Vec<(usize, usize)> {
     let mut first: HashMap<&str, usize> =
         HashMap::with_capacity_and_hasher(events.len(), Default::default());
     let mut later: Vec<(usize, usize)> = Vec::new();
@@ -1702,9 +1760,23 @@ fn check_across_rows(
             }
         }
     }
-    drop(first);
-    // Sorted by first row, then row: each onset's rows together, in row order.
     later.sort_unstable();
+    later
+}
+
+fn check_across_rows(
+    events: &[Event<'_>],
+    row_pieces: &[u32],
+    registry: &[Arc<Piece>],
+    sink: &mut dyn FnMut(Option<usize>, &HedIssue),
+) {
+    // Rows whose onsets increase share none (the usual events file, found without hashing
+    // every onset); otherwise the rows are grouped by onset text.
+    let later = if onsets_increase(events) {
+        Vec::new()
+    } else {
+        shared_onsets(events)
+    };
     let mut members: Vec<usize> = Vec::new();
     for (i, &(head, idx)) in later.iter().enumerate() {
         if members.is_empty() {
