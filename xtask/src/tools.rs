@@ -53,13 +53,41 @@ fn installed_copy(built: &Path) -> Result<PathBuf> {
     let dir = root().join("target/bench");
     std::fs::create_dir_all(&dir)?;
     let copy = dir.join("nidos");
-    // A new file each time: the old one may be running elsewhere or hold stale pages.
-    let _ = std::fs::remove_file(&copy);
-    std::fs::copy(built, &copy)?;
-    // The build and the copy leave over 100 MB to write back to disk, which the kernel
-    // would do during the first timings: written out now, before any is taken.
+    if !same_file_contents(built, &copy) {
+        // A new file (not overwritten in place: the old one may be running elsewhere).
+        let _ = std::fs::remove_file(&copy);
+        std::fs::copy(built, &copy)?;
+    }
+    // A build and a copy leave over 100 MB to write back to disk, which the kernel would
+    // do during the first timings: written out now, before any is taken.
     let _ = Command::new("sync").status();
     Ok(copy)
+}
+
+/// Whether `a` and `b` hold the same bytes (`false` when either cannot be read).
+fn same_file_contents(a: &Path, b: &Path) -> bool {
+    let same_size = match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.len() == y.len(),
+        _ => false,
+    };
+    same_size && same_bytes(a, b).unwrap_or(false)
+}
+
+/// Compares two files of one size a block at a time (they are over 100 MB).
+fn same_bytes(a: &Path, b: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let (mut fa, mut fb) = (std::fs::File::open(a)?, std::fs::File::open(b)?);
+    let (mut ba, mut bb) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let n = fa.read(&mut ba)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        fb.read_exact(&mut bb[..n])?;
+        if ba[..n] != bb[..n] {
+            return Ok(false);
+        }
+    }
 }
 
 /// The median (NaN for no values).
