@@ -289,3 +289,29 @@ fn load_from_dir(dir: &Path, stem: &str) -> Result<Option<HedSchema>, String> {
     }
     Ok(None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A schema asked for by a prefetch and by loads on other threads at once is decoded
+    /// once: every caller gets the same copy.
+    #[test]
+    fn a_bundled_schema_is_decoded_once() {
+        let spec = serde_json::json!("8.3.0");
+        let loads: Vec<Arc<HedSchema>> = std::thread::scope(|s| {
+            let prefetch = s.spawn(|| SchemaSource::prefetch(&spec));
+            let loaders: Vec<_> = (0..3)
+                .map(|_| s.spawn(|| SchemaSource::default().load("HED8.3.0")))
+                .collect();
+            let _ = prefetch.join();
+            loaders
+                .into_iter()
+                .filter_map(|h| h.join().ok().and_then(Result::ok))
+                .collect()
+        });
+        assert_eq!(loads.len(), 3);
+        let after = SchemaSource::default().load("HED8.3.0");
+        assert!(after.is_ok_and(|a| loads.iter().all(|l| Arc::ptr_eq(l, &a))));
+    }
+}
