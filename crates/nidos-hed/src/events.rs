@@ -306,6 +306,15 @@ mod fill_tests {
         SidecarHed::read(&json, &mut shape)
     }
 
+    /// A table's header and rows as owned texts.
+    fn table<const N: usize>(
+        header: [&str; N],
+        rows: &[[&str; N]],
+    ) -> (Vec<String>, Vec<Vec<String>>) {
+        let rows = rows.iter().map(|r| r.map(String::from).to_vec()).collect();
+        (header.map(String::from).to_vec(), rows)
+    }
+
     /// A table checked through the dataset's shared maps (twice: the second time every
     /// (template, cell) is known) gives the issues it gives checked on its own: value
     /// columns with valid, invalid, blank, braced and missing cells, a level column.
@@ -319,19 +328,16 @@ mod fill_tests {
             "blank": {"HED": "#"},
             "kind": {"HED": {"go": "Sensory-event", "stop": "Agent-action"}}
         }));
-        let header: Vec<String> = ["onset", "trial", "rt", "blank", "kind", "HED"]
-            .map(String::from)
-            .to_vec();
-        let rows: Vec<Vec<String>> = [
-            ["1.0", "1", "0.5", "n/a", "go", "n/a"],
-            ["2.0", "2", "0.5", " ", "stop", "Red"],
-            ["3.0", "x{y}", "abc", "Blue", "other", "n/a"],
-            ["4.0", "1", "n/a", "", "go", "Def/Nope"],
-            ["5.0", "3", "0.7", "Green", "go", "n/a"],
-        ]
-        .iter()
-        .map(|r| r.map(String::from).to_vec())
-        .collect();
+        let (header, rows) = table(
+            ["onset", "trial", "rt", "blank", "kind", "HED"],
+            &[
+                ["1.0", "1", "0.5", "n/a", "go", "n/a"],
+                ["2.0", "2", "0.5", " ", "stop", "Red"],
+                ["3.0", "x{y}", "abc", "Blue", "other", "n/a"],
+                ["4.0", "1", "n/a", "", "go", "Def/Nope"],
+                ["5.0", "3", "0.7", "Green", "go", "n/a"],
+            ],
+        );
         let alone = format!("{:?}", check_events(&checker, &sidecar, &header, &rows));
         let shared = SharedPieces::default();
         for round in 0..2 {
@@ -385,17 +391,16 @@ mod fill_tests {
     fn missing_levels_are_one_warning_per_column() {
         let (schemas, defs) = schemas_and_defs();
         let checker = Checker::new(&schemas, &defs);
-        let header: Vec<String> = ["onset", "kind", "hand"].map(String::from).to_vec();
-        let rows: Vec<Vec<String>> = [
-            ["1.0", "zeta", "right"],
-            ["2.0", "go", "left"],
-            ["3.0", "alpha", "up"],
-            ["4.0", "zeta", "n/a"],
-            ["5.0", "alpha", "right"],
-        ]
-        .iter()
-        .map(|r| r.map(String::from).to_vec())
-        .collect();
+        let (header, rows) = table(
+            ["onset", "kind", "hand"],
+            &[
+                ["1.0", "zeta", "right"],
+                ["2.0", "go", "left"],
+                ["3.0", "alpha", "up"],
+                ["4.0", "zeta", "n/a"],
+                ["5.0", "alpha", "right"],
+            ],
+        );
         let plain = serde_json::json!({
             "kind": {"HED": {"go": "Sensory-event"}},
             "hand": {"HED": {"left": "Label/x"}}
@@ -460,19 +465,16 @@ mod fill_tests {
             "kind": {"HED": {"go": "Sensory-event", "stop": "Agent-action, Sensory-event"}},
             "hand": {"HED": {"left": "Label/x", "right": "Bad-tag-xyz"}}
         }));
-        let header: Vec<String> = ["onset", "trial", "kind", "hand", "HED"]
-            .map(String::from)
-            .to_vec();
-        let rows: Vec<Vec<String>> = [
-            ["1.0", "1", "go", "left", "n/a"],
-            ["1.0", "2", "stop", "left", "Sensory-event"],
-            ["2.0", "1", "go", "right", "n/a"],
-            ["3.0", "3", "other", "left", "Label/x"],
-            ["3.0", "3", "go", "n/a", "n/a"],
-        ]
-        .iter()
-        .map(|r| r.map(String::from).to_vec())
-        .collect();
+        let (header, rows) = table(
+            ["onset", "trial", "kind", "hand", "HED"],
+            &[
+                ["1.0", "1", "go", "left", "n/a"],
+                ["1.0", "2", "stop", "left", "Sensory-event"],
+                ["2.0", "1", "go", "right", "n/a"],
+                ["3.0", "3", "other", "left", "Label/x"],
+                ["3.0", "3", "go", "n/a", "n/a"],
+            ],
+        );
         let run = |codes: &[Option<Vec<u32>>]| {
             let mut got = Vec::new();
             check_events_with(
@@ -791,8 +793,7 @@ pub fn check_events_with<'t>(
         .chain(relevant.iter().copied().filter(|&c| header[c] == "HED"))
         .collect();
     let mut missing = MissingLevels::default();
-    let mut parts: Vec<Option<Part>> = Vec::new();
-    // Per part, what a row needs of it (see `PartInfo`).
+    // Per part, by id, what a row needs of it (see `PartInfo`).
     let mut infos: Vec<PartInfo> = Vec::new();
     // Per column, each row's part id (see `column_ids`), and the first id no row has used
     // yet: a column's ids are given in the order of the rows that first have them.
@@ -800,13 +801,12 @@ pub fn check_events_with<'t>(
     let mut next_new: Vec<u32> = Vec::new();
     if by_parts {
         for &c in &order {
-            next_new.push(next_id(&parts));
+            next_new.push(next_id(&infos));
             let column = Column {
                 name: &header[c],
                 index: c,
             };
             let mut table = TableParts {
-                parts: &mut parts,
                 infos: &mut infos,
                 registry: &mut registry,
                 memo: &mut memo,
@@ -1140,9 +1140,8 @@ struct Column<'h> {
     index: usize,
 }
 
-/// The parts of one table so far, by id, with what they need.
+/// The parts of one table so far: by id, what a row needs of each.
 struct TableParts<'a> {
-    parts: &'a mut Vec<Option<Part>>,
     infos: &'a mut Vec<PartInfo>,
     registry: &'a mut Vec<Arc<Piece>>,
     memo: &'a mut HashMap<String, Arc<Piece>>,
@@ -1321,7 +1320,7 @@ fn column_ids<'t>(
     shared: Option<&SharedPieces>,
     table: &mut TableParts<'_>,
 ) -> Vec<u32> {
-    let base = next_id(table.parts);
+    let base = next_id(table.infos);
     let mut at = |r: usize| cell(r, column.index).unwrap_or_default();
     let coded = match cells {
         Cells::Coded(codes) => ids_from_codes(codes, n_rows, base, &mut at),
@@ -1370,7 +1369,6 @@ fn column_ids<'t>(
         table
             .infos
             .push(PartInfo::of(part.as_mut(), table.registry));
-        table.parts.push(part);
     }
     if let Some(vp) = values.as_deref() {
         vp.put_many(made);
