@@ -53,7 +53,7 @@ fn installed_copy(built: &Path) -> Result<PathBuf> {
     let dir = root().join("target/bench");
     std::fs::create_dir_all(&dir)?;
     let copy = dir.join("nidos");
-    if !same_file_contents(built, &copy) {
+    if !copy_is_current(built, &copy) {
         // A new file (not overwritten in place: the old one may be running elsewhere).
         let _ = std::fs::remove_file(&copy);
         std::fs::copy(built, &copy)?;
@@ -64,29 +64,15 @@ fn installed_copy(built: &Path) -> Result<PathBuf> {
     Ok(copy)
 }
 
-/// Whether `a` and `b` hold the same bytes (`false` when either cannot be read).
-fn same_file_contents(a: &Path, b: &Path) -> bool {
-    let same_size = match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.len() == y.len(),
+/// Whether `copy` was made from `built` as it is now: of its size, and written after it
+/// (a build rewrites the binary; `false` when either cannot be read).
+fn copy_is_current(built: &Path, copy: &Path) -> bool {
+    match (std::fs::metadata(built), std::fs::metadata(copy)) {
+        (Ok(b), Ok(c)) => {
+            b.len() == c.len()
+                && matches!((b.modified(), c.modified()), (Ok(bt), Ok(ct)) if ct >= bt)
+        }
         _ => false,
-    };
-    same_size && same_bytes(a, b).unwrap_or(false)
-}
-
-/// Compares two files of one size a block at a time (they are over 100 MB).
-fn same_bytes(a: &Path, b: &Path) -> std::io::Result<bool> {
-    use std::io::Read;
-    let (mut fa, mut fb) = (std::fs::File::open(a)?, std::fs::File::open(b)?);
-    let (mut ba, mut bb) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
-    loop {
-        let n = fa.read(&mut ba)?;
-        if n == 0 {
-            return Ok(true);
-        }
-        fb.read_exact(&mut bb[..n])?;
-        if ba[..n] != bb[..n] {
-            return Ok(false);
-        }
     }
 }
 
