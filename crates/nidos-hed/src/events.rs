@@ -365,6 +365,10 @@ mod fill_tests {
         assert!(!less("2", "1.5"));
         assert!(!less("x", "1"));
         assert!(!less("1.2.3", "1.2.4"));
+        assert!(less("10.5", "10.6"));
+        assert!(!less("10.6", "10.5"));
+        assert!(less(" 1.5", "10.5"));
+        assert!(!less(".", "."));
         let rows = |onsets: &[&'static str]| -> Vec<Event<'static>> {
             onsets
                 .iter()
@@ -1728,18 +1732,36 @@ fn onsets_increase(events: &[Event<'_>]) -> bool {
 /// place) compare as text, as their values do; anything else is read as a number (`false`
 /// when either is not one).
 fn less(a: &str, b: &str) -> bool {
-    let plain = |s: &str| {
-        s.bytes().any(|c| c.is_ascii_digit())
-            && s.bytes().all(|c| c.is_ascii_digit() || c == b'.')
-            && s.bytes().filter(|&c| c == b'.').count() <= 1
-    };
-    if a.len() == b.len() && a.find('.') == b.find('.') && plain(a) && plain(b) {
-        return a < b;
+    if let Some(order) = plain_order(a.as_bytes(), b.as_bytes()) {
+        return order.is_lt();
     }
     match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
         (Ok(x), Ok(y)) => x < y,
         _ => false,
     }
+}
+
+/// The order of two plain decimals of one shape (digits and at most one point, the point
+/// at the same place, the same length), in one pass: their text order, which is their
+/// numeric order. `None` for any other pair.
+fn plain_order(a: &[u8], b: &[u8]) -> Option<std::cmp::Ordering> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut order = std::cmp::Ordering::Equal;
+    let mut points = 0;
+    let mut digits = false;
+    for (&x, &y) in a.iter().zip(b) {
+        if x == b'.' && y == b'.' {
+            points += 1;
+        } else if x.is_ascii_digit() && y.is_ascii_digit() {
+            digits = true;
+            order = order.then(x.cmp(&y));
+        } else {
+            return None;
+        }
+    }
+    (digits && points <= 1).then_some(order)
 }
 
 /// Rows that share an onset text with an earlier row, each as (first row of that onset,
