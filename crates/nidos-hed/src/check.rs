@@ -695,3 +695,32 @@ pub fn placeholder_count(nodes: &[Node]) -> usize {
         })
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::versions::SchemaSource;
+
+    /// Tags with a value are resolved anew each time, with the same result; tags without
+    /// one (and tags that do not resolve) are remembered.
+    #[test]
+    fn tags_with_a_value_are_not_remembered() {
+        let schemas = SchemaSource::new(Vec::new())
+            .load_versions(&serde_json::json!("8.3.0"))
+            .unwrap();
+        let defs = Definitions::default();
+        let checker = Checker::new(&schemas, &defs);
+        let s = "Experimental-trial/12, Red, Frequency/550 Hz, Frequency/x Hz";
+        let first = checker.check(s, Role::Event, false);
+        let again = checker.check(s, Role::Event, false);
+        assert_eq!(format!("{:?}", first.issues), format!("{:?}", again.issues));
+        assert!(
+            !first.issues.is_empty(),
+            "a value of the wrong class gives an issue"
+        );
+        let remembered = |tag: &str| checker.resolved.borrow().keys().any(|(t, _)| t == tag);
+        assert!(remembered("Red"));
+        assert!(!remembered("Experimental-trial/12"));
+        assert!(!remembered("Frequency/550 Hz"));
+    }
+}

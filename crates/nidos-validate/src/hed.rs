@@ -450,6 +450,24 @@ impl RowIssues {
 mod tests {
     use super::*;
 
+    /// Each worker thread of the pool gets a set of pieces of its own; a thread outside
+    /// any pool gets the first.
+    #[test]
+    fn each_worker_thread_has_its_own_pieces() {
+        let memo = SidecarMemo::new(3);
+        let address = |p: Option<&SharedPieces>| p.map_or(0, |p| p as *const SharedPieces as usize);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let mut seen = pool.broadcast(|_| address(memo.pieces()));
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 3);
+        assert_eq!(address(memo.pieces()), address(memo.pieces.first()));
+        assert_eq!(SidecarMemo::new(0).pieces.len(), 1);
+    }
+
     /// The message and line of a row issue: as `format!` words them.
     #[test]
     fn row_issue_messages() {
