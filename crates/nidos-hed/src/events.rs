@@ -1711,7 +1711,6 @@ impl<T: Eq + std::hash::Hash + Copy> Seen<T> {
     }
 }
 
-/// Rows sharing an onset form one event; temporal groups must pair up across events.
 /// Whether every row has an onset, each greater as a number than the one above: then no
 /// two rows share an onset's text.
 fn onsets_increase(events: &[Event<'_>]) -> bool {
@@ -1784,6 +1783,7 @@ fn shared_onsets(events: &[Event<'_>]) -> Vec<(usize, usize)> {
     later
 }
 
+/// Rows sharing an onset form one event; temporal groups must pair up across events.
 fn check_across_rows(
     events: &[Event<'_>],
     row_pieces: &[u32],
