@@ -3,7 +3,7 @@
 //! A report can hold hundreds of thousands of issues, so this is the report writer's
 //! inner loop.
 
-use crate::issue::{Issue, Severity, Sym};
+use crate::issue::{FastMap, Issue, Severity, Sym};
 
 /// The JSON escape of a byte that needs one, as serde_json writes it: the short forms
 /// for `"`, `\`, backspace, form feed, newline, carriage return and tab, `\u00xx` (lower
@@ -172,6 +172,57 @@ impl<'a> LastMessage<'a> {
     }
 }
 
+/// Where a message's escaped text sits in the buffer (between its quotes), with what
+/// [`LastMessage`] keeps of it, as offsets from that start.
+#[derive(Clone, Copy)]
+struct Written {
+    at: usize,
+    end: usize,
+    clean: usize,
+    clean_from_at: usize,
+}
+
+/// The fallback messages (one shared text per code and sub-code) a buffer holds, by the
+/// address and length of the text: sorted issues of one kind alternate between a few
+/// sub-codes, each with a message of a few hundred bytes holding line breaks and quotes,
+/// so each is escaped once per buffer and then copied. While the texts are borrowed, an
+/// address and length name one text.
+#[derive(Default)]
+pub(crate) struct SharedMessages(FastMap<(usize, usize), Written>);
+
+impl SharedMessages {
+    /// Appends the shared text `s` like [`LastMessage::push`], copying its escaped text
+    /// from its first copy in `out` when there is one.
+    fn push<'a>(&mut self, last: &mut Option<LastMessage<'a>>, out: &mut Vec<u8>, s: &'a str) {
+        let key = (s.as_ptr() as usize, s.len());
+        if let Some(w) = self.0.get(&key).copied() {
+            if w.at <= w.end && w.end <= out.len() {
+                out.push(b'"');
+                let at = out.len();
+                out.extend_from_within(w.at..w.end);
+                out.push(b'"');
+                *last = Some(LastMessage {
+                    text: s.as_bytes(),
+                    at,
+                    clean: w.clean,
+                    clean_at: at + w.clean_from_at,
+                });
+                return;
+            }
+        }
+        LastMessage::push(last, out, s);
+        if let Some(m) = last.as_ref() {
+            let written = Written {
+                at: m.at,
+                end: out.len().saturating_sub(1),
+                clean: m.clean,
+                clean_from_at: m.clean_at.saturating_sub(m.at),
+            };
+            self.0.insert(key, written);
+        }
+    }
+}
+
 /// The JSON text of the shared texts (code, sub-code, location) the previous issue wrote,
 /// as ranges of the buffer: sorted issues come in runs that share them, so a text equal to
 /// the previous one (the same shared copy) is copied from the buffer instead of escaped
@@ -180,6 +231,7 @@ impl<'a> LastMessage<'a> {
 pub(crate) struct Recent<'a> {
     last: [Option<(&'a Sym, std::ops::Range<usize>)>; 3],
     message: Option<LastMessage<'a>>,
+    shared: SharedMessages,
     /// The previous issue and the text of its fields up to its location: the same for the
     /// next issue when it shares code, sub-code, severity and location (one copy then).
     head: Option<(&'a Issue, std::ops::Range<usize>)>,
@@ -263,9 +315,16 @@ pub(crate) fn push_issue_after<'a>(
         }
     }
     recent.head = Some((issue, start..out.len()));
-    if let Some(m) = issue.issue_message().or(fallback_message) {
-        out.extend_from_slice(b",\"issueMessage\":");
-        LastMessage::push(&mut recent.message, out, m);
+    match (issue.issue_message(), fallback_message) {
+        (Some(m), _) => {
+            out.extend_from_slice(b",\"issueMessage\":");
+            LastMessage::push(&mut recent.message, out, m);
+        }
+        (None, Some(m)) => {
+            out.extend_from_slice(b",\"issueMessage\":");
+            recent.shared.push(&mut recent.message, out, m);
+        }
+        (None, None) => {}
     }
     if let Some(rule) = issue.rule_id() {
         out.extend_from_slice(b",\"rule\":");
@@ -416,6 +475,57 @@ mod tests {
             String::from_utf8_lossy(&want)
         );
         assert_eq!(got, want);
+    }
+
+    /// Fallback messages of a few shared texts (escapes at either end, one the prefix of
+    /// another, one equal in text to another but a copy of its own) in turn with own
+    /// messages that begin like them: serde's bytes for each issue, in one buffer.
+    #[test]
+    fn shared_messages_escape_as_serde_json() {
+        let shared = [
+            "Field description: a \"key\"\nover two lines".to_string(),
+            "Field description: a \"key\"\nover two lines, and more".to_string(),
+            "\nstarts with a line break and ends with a quote\"".to_string(),
+            "Field description: a \"key\"\nover two lines".to_string(),
+            "no escape at all in this one, long enough to share".to_string(),
+        ];
+        let own = [
+            "Field description: a \"key\"\nover two lines (own)",
+            "no escape at all in this one, long enough to share\t",
+            "x",
+        ];
+        let here = Sym::from("/sub-01/anat/sub-01_T1w.nii.gz");
+        let mut list: Vec<(Issue, Option<&str>)> = Vec::new();
+        for i in 0..60 {
+            let issue = Issue::new("SIDECAR_KEY_RECOMMENDED", Severity::Warning, &here)
+                .sub(format!("K{}", i % 4));
+            list.push(match i % 7 {
+                3 => (issue.message(own[i % own.len()]), None),
+                5 => (issue, None),
+                _ => (issue, Some(shared[(i * 3) % shared.len()].as_str())),
+            });
+        }
+        let mut got = Vec::new();
+        let mut want = Vec::new();
+        let mut recent = Recent::default();
+        for (i, (issue, fallback)) in list.iter().enumerate() {
+            if i > 0 {
+                got.push(b',');
+                want.push(b',');
+            }
+            push_issue_after(&mut got, issue, *fallback, &mut recent);
+            let view = IssueView {
+                issue,
+                fallback_message: *fallback,
+            };
+            want.extend(serde_json::to_vec(&view).unwrap());
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want)
+        );
+        // Each shared text was escaped once and then copied.
+        assert_eq!(recent.shared.0.len(), shared.len());
     }
 
     #[test]
