@@ -225,9 +225,10 @@ impl<'a> ReportJson<'a> {
             .max(chunk.len() * 192);
         buf.reserve(room);
         let mut recent = crate::json_text::Recent::default();
-        // The fallback message of the previous issue's (code, sub-code): sorted issues
-        // come in runs sharing one copy of each, so most issues skip the lookup.
-        let mut last: Option<(&Issue, Option<&str>)> = None;
+        // The fallback messages by the issues' shared (code, sub-code, rule) triple: a
+        // chunk has few, and sorted issues of one code alternate between their sub-codes,
+        // so most issues find theirs by an address instead of hashing two texts.
+        let mut known: crate::issue::FastMap<usize, Option<&str>> = Default::default();
         for (i, issue) in chunk.iter().enumerate() {
             if i > 0 {
                 buf.push(b',');
@@ -235,19 +236,9 @@ impl<'a> ReportJson<'a> {
             let fallback = if messages.is_empty() || issue.issue_message().is_some() {
                 None
             } else {
-                match last {
-                    Some((prev, m))
-                        if prev.code().same(issue.code())
-                            && prev.sub_code().same(issue.sub_code()) =>
-                    {
-                        m
-                    }
-                    _ => {
-                        let m = fallback(messages, issue);
-                        last = Some((issue, m));
-                        m
-                    }
-                }
+                *known
+                    .entry(issue.kind_id())
+                    .or_insert_with(|| fallback(messages, issue))
             };
             crate::json_text::push_issue_after(buf, issue, fallback, &mut recent);
         }

@@ -109,6 +109,10 @@ struct Keys {
 /// The ranks of a set of texts: each distinct text once, then numbered in text order.
 struct Ranks<'a> {
     ids: FastMap<&'a str, u32>,
+    /// Ids by the address of a shared copy of the text (an equal text has one copy per
+    /// interning thread): hashing an address is cheaper than hashing the text, and the
+    /// texts, borrowed for `'a`, keep their addresses.
+    by_copy: FastMap<usize, u32>,
     /// The previous issue's text and its id (issues of one file come in runs, so most
     /// look-ups are a pointer comparison).
     last: Option<(&'a Sym, u32)>,
@@ -119,6 +123,7 @@ impl<'a> Ranks<'a> {
     fn new() -> Ranks<'a> {
         Ranks {
             ids: FastMap::default(),
+            by_copy: FastMap::default(),
             last: None,
             texts: Vec::new(),
         }
@@ -131,11 +136,19 @@ impl<'a> Ranks<'a> {
                 return id;
             }
         }
-        let next = self.texts.len() as u32;
-        let id = *self.ids.entry(s.as_str()).or_insert(next);
-        if id == next {
-            self.texts.push(s.as_str());
-        }
+        let copy = Arc::as_ptr(&s.0) as usize;
+        let id = match self.by_copy.get(&copy) {
+            Some(&id) => id,
+            None => {
+                let next = self.texts.len() as u32;
+                let id = *self.ids.entry(s.as_str()).or_insert(next);
+                if id == next {
+                    self.texts.push(s.as_str());
+                }
+                self.by_copy.insert(copy, id);
+                id
+            }
+        };
         self.last = Some((s, id));
         id
     }
