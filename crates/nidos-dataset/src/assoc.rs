@@ -26,11 +26,23 @@ pub(crate) struct Subject<'s, C> {
     pub context_at: &'s dyn Fn(usize) -> C,
 }
 
-fn selects(def: &AssocDef, ctx: &dyn Context) -> bool {
-    def.selectors.iter().all(|(_, e)| match e {
-        Some(e) => nidos_expr::eval(e, ctx).truthy(),
-        None => false,
-    })
+/// Whether every selector of `def` holds for file `idx` (context `ctx`), in order; one
+/// that reads only the file's kind is evaluated once per kind ([`crate::kinds`]).
+fn selects(ds: &Dataset, def: &AssocDef, idx: usize, ctx: &dyn Context) -> bool {
+    let kind = ds.kind_of(idx);
+    def.selectors
+        .iter()
+        .zip(&def.kind_slots)
+        .all(|((_, e), slot)| match e {
+            Some(e) => {
+                let eval = || nidos_expr::eval(e, ctx).truthy();
+                match (kind, slot) {
+                    (Some(kind), Some(slot)) => ds.assoc_kinds.get_or(kind, 0, *slot, eval),
+                    _ => eval(),
+                }
+            }
+            None => false,
+        })
 }
 
 fn column(table: &TableLoad, name: &str) -> Option<Value> {
@@ -67,7 +79,7 @@ pub(crate) fn associations<C: Context>(s: &Subject<'_, C>) -> (Value, Vec<Datase
     let mut out = Object::default();
     let mut issues = Vec::new();
     for def in &ds.schema_info().associations {
-        if !selects(def, ctx) {
+        if !selects(ds, def, src, ctx) {
             continue;
         }
         if let Some(forward) = &def.reverse {
@@ -159,7 +171,7 @@ fn first_user<C: Context>(s: &Subject<'_, C>, forward: &AssocDef) -> Option<usiz
         })
         .find(|(i, _)| {
             let cand = (s.context_at)(*i);
-            if !selects(forward, &cand) {
+            if !selects(ds, forward, *i, &cand) {
                 return false;
             }
             match resolve(ds, forward, *i, &free) {

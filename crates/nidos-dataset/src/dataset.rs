@@ -12,6 +12,7 @@ use crate::entry::{DatasetError, DatasetIssue, FileEntry, OpenOptions};
 use crate::filename::{datatype_of, parse_name, ParsedName};
 use crate::fs::{Fs, Kind};
 use crate::index::{entity_index, suffix_index, EntityIndex, SuffixIndex};
+use crate::kinds::Kinds;
 use crate::schema_info::SchemaInfo;
 
 /// A walked dataset: its files sorted by path, its directories and the indexes that
@@ -30,6 +31,8 @@ pub struct FileTree {
     /// every file with the suffix. Lookups check the files they find.
     pub(crate) by_entities: EntityIndex,
     pub(crate) entity_hasher: foldhash::fast::RandomState,
+    /// Each file's kind (suffix, extension, datatype).
+    pub(crate) kinds: Kinds,
     /// Every directory path (without trailing `/`; the root is absent).
     pub(crate) dir_paths: HashSet<String>,
     pub(crate) issues: Vec<DatasetIssue>,
@@ -78,9 +81,14 @@ impl FileTree {
         });
         // The two lookup indexes are built side by side.
         let entity_hasher = foldhash::fast::RandomState::default();
-        let (by_entities, by_suffix) = rayon::join(
-            || entity_index(&files, &entity_hasher),
-            || suffix_index(&files),
+        let ((by_entities, by_suffix), kinds) = rayon::join(
+            || {
+                rayon::join(
+                    || entity_index(&files, &entity_hasher),
+                    || suffix_index(&files),
+                )
+            },
+            || Kinds::of(&files),
         );
         let mut sub_dirs: Vec<String> = walked
             .dirs
@@ -116,11 +124,23 @@ impl FileTree {
             by_suffix,
             by_entities,
             entity_hasher,
+            kinds,
             dir_paths: walked.dirs.into_iter().collect(),
             issues,
             sub_dirs,
             ses_dirs,
         })
+    }
+
+    /// The kind of file `idx` (see [`crate::kinds`]): files of one suffix, extension and
+    /// datatype share it. `None` past the last file.
+    pub fn kind_of(&self, idx: usize) -> Option<u32> {
+        self.kinds.of_file(idx)
+    }
+
+    /// How many kinds of files the dataset has.
+    pub fn kind_count(&self) -> usize {
+        self.kinds.count()
     }
 
     /// The dataset root (canonical).

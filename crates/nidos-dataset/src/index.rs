@@ -103,34 +103,29 @@ fn suffix_at(files: &[FileEntry], i: u32) -> &str {
         .unwrap_or("")
 }
 
-fn dir_at(files: &[FileEntry], i: u32) -> &str {
-    files.get(i as usize).map_or("", FileEntry::dir)
-}
-
 /// [`crate::dataset::FileTree::by_suffix`] of `files`.
 pub(crate) fn suffix_index(files: &[FileEntry]) -> SuffixIndex {
-    let mut members: Vec<u32> = files
-        .iter()
+    // Each file's directory and suffix are found once, then the (directory, suffix,
+    // number) triples sorted on the worker threads: the order is total (numbers are
+    // unique), so an unstable sort leaves the numbers of one suffix ascending.
+    let mut keyed: Vec<(&str, &str, u32)> = files
+        .par_iter()
         .enumerate()
-        .map_while(|(i, f)| Some((u32::try_from(i).ok()?, f)))
-        .filter(|(_, f)| f.name.suffix.is_some())
-        .map(|(i, _)| i)
+        .filter_map(|(i, f)| {
+            let suffix = f.name.suffix.as_deref()?;
+            Some((f.dir(), suffix, u32::try_from(i).ok()?))
+        })
         .collect();
-    // Files come in path order, so a directory's files are a few runs already, which the
-    // stable sort merges; then each directory's files by suffix (stable: ascending
-    // numbers within a suffix).
-    members.sort_by(|a, b| dir_at(files, *a).cmp(dir_at(files, *b)));
+    keyed.par_sort_unstable();
     let mut dirs = foldhash::HashMap::default();
     let mut start = 0;
-    while start < members.len() {
-        let dir = dir_at(files, members[start]);
-        let len = members[start..].partition_point(|i| dir_at(files, *i) == dir);
-        let end = start + len;
-        members[start..end].sort_by(|a, b| suffix_at(files, *a).cmp(suffix_at(files, *b)));
-        // (`u32` bounds: `members` holds at most `u32::MAX` numbers.)
-        dirs.insert(dir.to_string(), (start as u32, end as u32));
-        start = end;
+    while let Some(&(dir, _, _)) = keyed.get(start) {
+        let len = keyed[start..].partition_point(|k| k.0 == dir);
+        // (`u32` bounds: at most `u32::MAX` numbers are indexed.)
+        dirs.insert(dir.to_string(), (start as u32, (start + len) as u32));
+        start += len;
     }
+    let members = keyed.into_iter().map(|(_, _, i)| i).collect();
     SuffixIndex { members, dirs }
 }
 

@@ -34,6 +34,7 @@ pub mod filename;
 pub mod fs;
 mod index;
 pub mod inherit;
+pub mod kinds;
 pub mod load;
 pub mod loaders;
 pub mod opened;

@@ -70,11 +70,13 @@ impl SchemaInfo {
             opaque_dirs,
             dir_extensions,
             modalities,
-            associations: schema
-                .associations
-                .iter()
-                .map(AssocDef::from_schema)
-                .collect(),
+            associations: number_kind_selectors(
+                schema
+                    .associations
+                    .iter()
+                    .map(AssocDef::from_schema)
+                    .collect(),
+            ),
             ignore_file: schema.brand.ignore_file.clone(),
             uri_scheme: schema.brand.uri_scheme.clone(),
             raw: Arc::new(schema.expr_sections.clone()),
@@ -100,12 +102,43 @@ pub struct AssocDef {
     /// Selector sources and their parsed forms (`None`: did not parse; the association
     /// then never applies).
     pub selectors: Vec<(String, Option<Arc<Expr>>)>,
+    /// By selector: its number among the selectors of all associations that read only a
+    /// file's kind ([`crate::kinds::KIND_NAMES`]), `None` for the others.
+    pub kind_slots: Vec<Option<usize>>,
     pub suffix: Option<String>,
     pub extensions: Vec<String>,
     pub free_entities: Vec<String>,
     pub inherit: bool,
     /// `reverse: <association>`: the files that association links to this one.
     pub reverse: Option<String>,
+}
+
+/// Numbers the selectors of `defs` that read only a file's kind, in order
+/// ([`AssocDef::kind_slots`]).
+fn number_kind_selectors(mut defs: Vec<AssocDef>) -> Vec<AssocDef> {
+    let mut next = 0;
+    for def in &mut defs {
+        def.kind_slots = def
+            .selectors
+            .iter()
+            .map(|(_, e)| {
+                let e = e.as_deref()?;
+                e.reads_only(crate::kinds::KIND_NAMES).then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+    }
+    defs
+}
+
+/// How many association selectors read only a file's kind.
+pub(crate) fn kind_selector_count(defs: &[AssocDef]) -> usize {
+    defs.iter()
+        .flat_map(|d| d.kind_slots.iter().flatten())
+        .max()
+        .map_or(0, |m| m + 1)
 }
 
 impl AssocDef {
@@ -118,6 +151,7 @@ impl AssocDef {
                 .iter()
                 .map(|e| (e.source.clone(), e.parsed.clone()))
                 .collect(),
+            kind_slots: vec![None; a.selectors.len()],
             suffix: a.target.suffix.clone(),
             extensions: a.target.extension.clone(),
             free_entities: a.target.entities.clone().unwrap_or_default(),

@@ -161,6 +161,19 @@ impl Expr {
         out
     }
 
+    /// Whether the expression's value depends on no root name outside `names`: it reads
+    /// only those and calls only known functions other than `exists` (the one function
+    /// that asks the context, resolving paths from the file's place).
+    pub fn reads_only(&self, names: &[&str]) -> bool {
+        let mut only = true;
+        self.walk(&mut |e| match e {
+            Expr::Name(n) if !names.contains(&n.as_ref()) => only = false,
+            Expr::Call(c) if !c.is_known() || c.name.as_ref() == "exists" => only = false,
+            _ => {}
+        });
+        only
+    }
+
     /// Visits every node, parents before children.
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);

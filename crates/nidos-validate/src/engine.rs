@@ -18,7 +18,8 @@ use crate::issue::{normalize, FastSet, Issue, Severity, Sym};
 use crate::jsonschema::FormatCheck;
 use crate::report::Report;
 use crate::rule_index::RuleIndex;
-use crate::selectors::{DatasetMemo, FileMemo, SelectorTable};
+use crate::selectors::{DatasetMemo, FileMemo, SelectorTable, KIND_VARIANTS};
+use nidos_dataset::kinds::KindMemo;
 
 /// Fewest files in a piece of the per-file pass. Small, so that a small dataset whose
 /// few files are costly (large event tables, HED rows) is still shared among the
@@ -197,6 +198,7 @@ impl<'s> Engine<'s> {
         opts.begin();
         let seen = Seen::default();
         let dataset_selectors = DatasetMemo::new(&self.selectors);
+        let kind_selectors = KindMemo::new(ds.kind_count(), KIND_VARIANTS, self.selectors.len());
         let files = ds.files();
         let wanted = |f: &FileEntry| {
             f.validated()
@@ -245,7 +247,7 @@ impl<'s> Engine<'s> {
                     (
                         Vec::new(),
                         FastSet::default(),
-                        FileMemo::new(&self.selectors, &dataset_selectors),
+                        FileMemo::new(&self.selectors, &dataset_selectors, &kind_selectors),
                     )
                 },
                 |(mut scratch, mut used, mut memo), i| {
@@ -361,6 +363,11 @@ impl<'s> Engine<'s> {
         let identified =
             filenames::identify(schema, &self.file_rules, file, &location, derivative, out);
         filenames::validate(schema, &self.file_rules, file, &location, &identified, out);
+        selectors.set_kind(
+            ds.kind_of(idx),
+            identified.blank_suffix,
+            identified.blank_extension,
+        );
 
         let view = Cleaned::new(
             &ctx,

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
+use nidos_dataset::kinds::{KindMemo, KIND_NAMES};
 use nidos_expr::{Context, Expr};
 use nidos_schema::Expression;
 
@@ -24,6 +25,9 @@ pub(crate) struct SelectorTable {
     exprs: Vec<Option<Arc<Expr>>>,
     /// By number: whether the value is the same for every file of a dataset.
     dataset_wide: Vec<bool>,
+    /// By number: whether the value is the same for every file of one kind (it reads
+    /// only [`KIND_NAMES`]).
+    kind_wide: Vec<bool>,
 }
 
 impl SelectorTable {
@@ -39,6 +43,12 @@ impl SelectorTable {
         let id = u32::try_from(self.exprs.len()).unwrap_or(u32::MAX);
         self.dataset_wide
             .push(selector.parsed.as_deref().is_some_and(is_dataset_wide));
+        self.kind_wide.push(
+            selector
+                .parsed
+                .as_deref()
+                .is_some_and(|e| e.reads_only(KIND_NAMES)),
+        );
         self.exprs.push(selector.parsed.clone());
         self.by_source.insert(selector.source.clone(), id);
         id
@@ -76,13 +86,7 @@ pub(crate) fn may_read_dataset_tree(expr: &Expr) -> bool {
 /// Whether an expression reads only dataset-wide names and calls nothing that looks
 /// at the file (`exists` resolves paths from the file's place).
 fn is_dataset_wide(expr: &Expr) -> bool {
-    let mut wide = true;
-    expr.walk(&mut |e| match e {
-        Expr::Name(n) if !DATASET_WIDE_NAMES.contains(&n.as_ref()) => wide = false,
-        Expr::Call(c) if !c.is_known() || c.name.as_ref() == "exists" => wide = false,
-        _ => {}
-    });
-    wide
+    expr.reads_only(DATASET_WIDE_NAMES)
 }
 
 /// The dataset-wide selector values of one dataset, computed by whichever file needs
@@ -95,19 +99,32 @@ impl DatasetMemo {
     }
 }
 
+/// Views of a file of one kind that answer [`KIND_NAMES`] alike: the rules' view blanks
+/// the suffix or the extension of some files (two bits, four variants).
+pub(crate) const KIND_VARIANTS: usize = 4;
+
 /// The selector values of one file.
 pub(crate) struct FileMemo<'a> {
     table: &'a SelectorTable,
     dataset: &'a DatasetMemo,
+    kinds: &'a KindMemo,
+    /// The file's kind and variant, when known.
+    kind: Option<(u32, usize)>,
     /// By number: the selector's value for this file, once evaluated.
     known: Vec<Option<bool>>,
 }
 
 impl<'a> FileMemo<'a> {
-    pub(crate) fn new(table: &'a SelectorTable, dataset: &'a DatasetMemo) -> FileMemo<'a> {
+    pub(crate) fn new(
+        table: &'a SelectorTable,
+        dataset: &'a DatasetMemo,
+        kinds: &'a KindMemo,
+    ) -> FileMemo<'a> {
         FileMemo {
             table,
             dataset,
+            kinds,
+            kind: None,
             known: vec![None; table.len()],
         }
     }
@@ -115,6 +132,20 @@ impl<'a> FileMemo<'a> {
     /// Forgets the previous file's values.
     pub(crate) fn reset(&mut self) {
         self.known.fill(None);
+        self.kind = None;
+    }
+
+    /// Sets the kind of the file (see [`nidos_dataset::FileTree::kind_of`]) and which of
+    /// the [`KIND_VARIANTS`] its view is: selectors reading only the kind are then
+    /// evaluated once per kind and variant.
+    pub(crate) fn set_kind(
+        &mut self,
+        kind: Option<u32>,
+        blank_suffix: bool,
+        blank_extension: bool,
+    ) {
+        let variant = usize::from(blank_suffix) | usize::from(blank_extension) << 1;
+        self.kind = kind.map(|k| (k, variant));
     }
 
     /// Whether every selector of `ids` holds for the file of `ctx` (evaluated in order,
@@ -133,7 +164,13 @@ impl<'a> FileMemo<'a> {
         match self.known.get(i).copied().flatten() {
             Some(value) => value,
             None => {
-                let value = self.table.eval(id, ctx);
+                let value = match self.kind {
+                    Some((kind, variant)) if self.table.kind_wide.get(i) == Some(&true) => {
+                        let table = self.table;
+                        self.kinds.get_or(kind, variant, i, || table.eval(id, ctx))
+                    }
+                    _ => self.table.eval(id, ctx),
+                };
                 if let Some(slot) = self.known.get_mut(i) {
                     *slot = Some(value);
                 }
@@ -167,6 +204,29 @@ mod tests {
             (r#"evaluate(dataset.x)"#, false),
         ] {
             assert_eq!(is_dataset_wide(&parsed(src)), wide, "{src}");
+        }
+    }
+
+    /// Selectors whose value a file's kind decides, and some it does not.
+    #[test]
+    fn kind_wide_selectors() {
+        for (src, wide) in [
+            (r#"suffix == "bold""#, true),
+            (r#"match(extension, "^\\.nii(\\.gz)?$")"#, true),
+            (
+                r#"intersects([suffix], ["dwi", "epi"]) && datatype != "anat""#,
+                true,
+            ),
+            (r#"modality == "mri""#, true),
+            ("true", true),
+            (r#"suffix == "bold" && sidecar.RepetitionTime"#, false),
+            (r#""task" in entities"#, false),
+            (r#"path == "/README""#, false),
+            (r#"exists(suffix, "file") > 0"#, false),
+            (r#"evaluate(suffix)"#, false),
+            (r#"dataset.modalities[0] == modality"#, false),
+        ] {
+            assert_eq!(parsed(src).reads_only(KIND_NAMES), wide, "{src}");
         }
     }
 

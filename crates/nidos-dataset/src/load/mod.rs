@@ -17,6 +17,7 @@ use nidos_expr::Value;
 use crate::dataset::FileTree;
 pub use crate::entry::TABLE_CACHE_BUDGET;
 use crate::entry::{DatasetError, DatasetIssue, FileEntry, OpenOptions, Severity};
+use crate::kinds::KindMemo;
 use crate::loaders;
 use crate::loaders::tsv::{Table, TsvOptions};
 use crate::schema_info::SchemaInfo;
@@ -37,6 +38,8 @@ pub struct Dataset {
     tree_wanted: std::sync::atomic::AtomicBool,
     tree_value: OnceLock<Value>,
     subject_values: foldhash::HashMap<String, OnceLock<Value>>,
+    /// The values of association selectors that read only a file's kind.
+    pub(crate) assoc_kinds: KindMemo,
 }
 
 impl std::ops::Deref for Dataset {
@@ -75,6 +78,11 @@ impl Dataset {
         opts: &OpenOptions,
     ) -> Result<Dataset, DatasetError> {
         let tree = FileTree::walk(root, info, opts)?;
+        let assoc_kinds = KindMemo::new(
+            tree.kind_count(),
+            1,
+            crate::schema_info::kind_selector_count(&tree.info.associations),
+        );
         let subject_values = tree
             .sub_dirs
             .iter()
@@ -88,6 +96,7 @@ impl Dataset {
             tree_wanted: std::sync::atomic::AtomicBool::new(true),
             tree_value: OnceLock::new(),
             subject_values,
+            assoc_kinds,
             tree,
         })
     }
