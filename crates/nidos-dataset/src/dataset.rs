@@ -3,8 +3,9 @@
 //! (that is [`crate::load`], the layer above, which owns the caches).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
@@ -33,6 +34,11 @@ pub struct FileTree {
     pub(crate) entity_hasher: foldhash::fast::RandomState,
     /// Each file's kind (suffix, extension, datatype).
     pub(crate) kinds: Kinds,
+    /// File numbers by a hash of the path ([`FileTree::index_of`]), made when first
+    /// needed; a hash two paths share keeps the first, and a look-up checks the path.
+    by_path: OnceLock<foldhash::HashMap<u64, u32>>,
+    /// Whether some directory is listed as a file (with a trailing `/`).
+    dir_files: bool,
     /// Every directory path (without trailing `/`; the root is absent).
     pub(crate) dir_paths: HashSet<String>,
     pub(crate) issues: Vec<DatasetIssue>,
@@ -115,6 +121,7 @@ impl FileTree {
         }
         let mut issues = walked.issues;
         issues.sort();
+        let dir_files = files.iter().any(|f| f.is_dir);
         Ok(FileTree {
             root: canon,
             fs,
@@ -125,6 +132,8 @@ impl FileTree {
             by_entities,
             entity_hasher,
             kinds,
+            by_path: OnceLock::new(),
+            dir_files,
             dir_paths: walked.dirs.into_iter().collect(),
             issues,
             sub_dirs,
@@ -173,8 +182,8 @@ impl FileTree {
         self.index_of(path).map(|i| &self.files[i])
     }
 
-    /// The index of a file in [`FileTree::files`] (sorted by path, so found by binary
-    /// search). A directory treated as a file is found with or without its trailing `/`.
+    /// The index of a file in [`FileTree::files`]. A directory treated as a file is found
+    /// with or without its trailing `/`.
     pub(crate) fn index_of(&self, path: &str) -> Option<usize> {
         let owned;
         let path = if path.starts_with('/') {
@@ -183,13 +192,34 @@ impl FileTree {
             owned = format!("/{path}");
             &owned
         };
-        let find = |p: &str| self.files.binary_search_by(|f| f.path.as_str().cmp(p)).ok();
-        find(path).or_else(|| {
-            if path.ends_with('/') {
+        self.find_exact(path).or_else(|| {
+            if path.ends_with('/') || !self.dir_files {
                 return None;
             }
-            find(&format!("{path}/")).filter(|&i| self.files[i].is_dir)
+            self.find_exact(&format!("{path}/"))
+                .filter(|&i| self.files[i].is_dir)
         })
+    }
+
+    /// The index of the file whose path is `path`: looked up by hash, checked, and found
+    /// by binary search (files are sorted by path) when another path has its hash.
+    fn find_exact(&self, path: &str) -> Option<usize> {
+        let by_path = self.by_path.get_or_init(|| {
+            let hashes: Vec<u64> = self
+                .files
+                .par_iter()
+                .map(|f| PATH_HASH.hash_one(f.path.as_str()))
+                .collect();
+            let mut map = foldhash::HashMap::default();
+            map.reserve(hashes.len());
+            for (i, h) in hashes.into_iter().enumerate() {
+                if let Ok(i) = u32::try_from(i) {
+                    map.entry(h).or_insert(i);
+                }
+            }
+            map
+        });
+        look_up(&self.files, by_path, path)
     }
 
     /// Subject directories (`sub-01`, …) at the root, sorted.
@@ -343,6 +373,24 @@ fn normalize(path: &str) -> Option<String> {
     Some(format!("/{}", parts.join("/")))
 }
 
+/// The file of `files` (sorted by path) whose path is `path`, found through `by_path`
+/// (path hash → a file number) when it names that file, else by binary search.
+fn look_up(
+    files: &[FileEntry],
+    by_path: &foldhash::HashMap<u64, u32>,
+    path: &str,
+) -> Option<usize> {
+    match by_path.get(&PATH_HASH.hash_one(path)) {
+        None if files.len() <= u32::MAX as usize => None,
+        Some(&i) if files.get(i as usize).is_some_and(|f| f.path == path) => Some(i as usize),
+        _ => files.binary_search_by(|f| f.path.as_str().cmp(path)).ok(),
+    }
+}
+
+/// The hasher of [`FileTree::index_of`]'s paths.
+const PATH_HASH: foldhash::fast::FixedState =
+    foldhash::fast::FixedState::with_seed(0x006e_6964_6f73);
+
 /// The subject directory (`sub-01`) a dataset-relative path is under.
 pub(crate) fn subject_of(path: &str) -> Option<&str> {
     let first = path.trim_start_matches('/').split('/').next()?;
@@ -353,6 +401,51 @@ pub(crate) fn subject_of(path: &str) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::fs::MemFs;
+
+    /// Paths are found through their hashes, and by binary search when the hash names
+    /// another file (two paths of one hash); an absent path is not found.
+    #[test]
+    fn paths_are_found_by_hash_or_search() {
+        let paths = [
+            "/README",
+            "/sub-01/anat/a.nii",
+            "/sub-01/anat/b.nii",
+            "/sub-02/",
+        ];
+        let files: Vec<FileEntry> = paths
+            .iter()
+            .map(|p| FileEntry {
+                path: p.to_string(),
+                size: 1,
+                is_dir: p.ends_with('/'),
+                symlink: false,
+                broken_symlink: false,
+                outside: false,
+                ignored: false,
+                opaque: false,
+                name: parse_name("x", false),
+                datatype: None,
+            })
+            .collect();
+        let right: foldhash::HashMap<u64, u32> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (PATH_HASH.hash_one(*p), i as u32))
+            .collect();
+        // Every hash naming the first file, as if all paths collided.
+        let collided: foldhash::HashMap<u64, u32> = paths
+            .iter()
+            .chain(&["/sub-01/anat/c.nii"])
+            .map(|p| (PATH_HASH.hash_one(*p), 0))
+            .collect();
+        for by_path in [&right, &collided] {
+            for (i, p) in paths.iter().enumerate() {
+                assert_eq!(look_up(&files, by_path, p), Some(i), "{p}");
+            }
+            assert_eq!(look_up(&files, by_path, "/sub-01/anat/c.nii"), None);
+        }
+        assert_eq!(look_up(&files, &right, "/sub-02"), None);
+    }
 
     /// Derivative datasets: directories under `derivatives/` with a description file,
     /// links inside the dataset followed, dot names and links leaving it skipped.
