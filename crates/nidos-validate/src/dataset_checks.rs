@@ -45,6 +45,26 @@ impl Engine<'_> {
         used_sidecars: &FastSet<String>,
         out: &mut Vec<Issue>,
     ) {
+        // Name collisions are looked for on another worker meanwhile.
+        let (mut collisions, ()) = rayon::join(
+            || {
+                let mut found = Vec::new();
+                case_collisions(ds.files(), &mut found);
+                found
+            },
+            || self.description_and_layout(ds, layout, used_sidecars, out),
+        );
+        out.append(&mut collisions);
+    }
+
+    /// The dataset checks other than name collisions.
+    fn description_and_layout(
+        &self,
+        ds: &Dataset,
+        layout: &str,
+        used_sidecars: &FastSet<String>,
+        out: &mut Vec<Issue>,
+    ) {
         if ds.find("/dataset_description.json").is_none() {
             out.push(
                 Issue::new("MISSING_DATASET_DESCRIPTION", Severity::Error, "").message(
@@ -87,7 +107,6 @@ impl Engine<'_> {
             ));
         }
         self.unknown_directories(ds, layout, out);
-        case_collisions(ds.files(), out);
     }
 
     /// NOT_INCLUDED for each directory the layout does not know (only those holding
@@ -163,8 +182,9 @@ pub(crate) fn case_collisions(files: &[FileEntry], out: &mut Vec<Issue>) {
         }
     };
     let state = foldhash::fast::RandomState::default();
+    use rayon::prelude::*;
     let mut keyed: Vec<(u64, usize)> = files
-        .iter()
+        .par_iter()
         .enumerate()
         .map(|(i, f)| {
             let mut h = state.build_hasher();
@@ -173,7 +193,7 @@ pub(crate) fn case_collisions(files: &[FileEntry], out: &mut Vec<Issue>) {
             (h.finish(), i)
         })
         .collect();
-    keyed.sort_unstable();
+    keyed.par_sort_unstable();
     for run in keyed.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
         // Split the run into groups of really equal names, each in path order.
         let mut left: Vec<usize> = run.iter().map(|&(_, i)| i).collect();
