@@ -317,14 +317,25 @@ impl Schema {
             tolerate_expression_errors: opts.tolerate_expression_errors,
             strict,
         };
-        if strictness != Strictness::Trusted {
-            let findings = check::structure_findings(&n.raw, strict);
+        // The structure is checked while the expressions are parsed on other workers.
+        let (checked, ()) = rayon::join(
+            || {
+                (strictness != Strictness::Trusted).then(|| {
+                    (
+                        check::structure_findings(&n.raw, strict),
+                        check::duplicate_codes(&n.raw),
+                    )
+                })
+            },
+            || views::parse_expressions_ahead(&n.raw),
+        );
+        if let Some((findings, duplicates)) = checked {
             if strict {
                 b.errors.extend(findings);
             } else {
                 b.warnings.extend(findings);
             }
-            b.warnings.extend(check::duplicate_codes(&n.raw));
+            b.warnings.extend(duplicates);
         }
         let views = b.build(&n.raw);
         if !b.errors.is_empty() {

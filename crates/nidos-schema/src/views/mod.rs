@@ -82,6 +82,37 @@ fn parse_cached(src: &str) -> Parsed {
     p
 }
 
+/// Parses the expressions of a schema tree (the strings of its `selectors` and `checks`
+/// lists) on the worker threads, into the cache [`Builder::expression`] reads: the
+/// building that follows, on one thread, then finds them parsed.
+pub(crate) fn parse_expressions_ahead(raw: &Value) {
+    use rayon::prelude::*;
+    fn collect<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+        match v {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    match (k.as_str(), v) {
+                        ("selectors" | "checks", Value::String(s)) => out.push(s),
+                        ("selectors" | "checks", Value::Array(items)) => {
+                            out.extend(items.iter().filter_map(Value::as_str));
+                        }
+                        _ => collect(v, out),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect(v, out)),
+            _ => {}
+        }
+    }
+    let mut texts = Vec::new();
+    collect(raw, &mut texts);
+    texts.sort_unstable();
+    texts.dedup();
+    texts.par_iter().for_each(|t| {
+        parse_cached(t);
+    });
+}
+
 /// A cached parse of one expression text.
 #[derive(Clone)]
 pub(crate) struct Parsed {
