@@ -5,8 +5,10 @@
 //! an `io::Result`; nothing here panics on odd trees (broken or cyclic links included).
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::fmt;
 use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -80,28 +82,56 @@ impl Fs for OsFs {
         Ok(out)
     }
 
-    /// Reads each entry's metadata relative to the open directory (no walk of the full
-    /// path per entry), and none for a plain directory, whose size is never used.
+    /// Lists the directory with `getdents64` on one descriptor (no `fstat` of it, no
+    /// stream buffer of the C library) and reads each entry's type and size relative to
+    /// it (no walk of the full path per entry); none for a plain directory, whose size is
+    /// never used.
     fn read_dir_meta(&self, path: &Path) -> io::Result<Vec<(String, io::Result<Meta>)>> {
+        use rustix::fs::{AtFlags, FileType, OFlags, StatxFlags};
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )?;
+        let mut dir = rustix::fs::Dir::new(fd)?;
         let mut out = Vec::new();
-        for e in std::fs::read_dir(path)? {
+        while let Some(e) = dir.read() {
             let e = e?;
-            let name = e.file_name().to_string_lossy().into_owned();
+            let raw = e.file_name().to_bytes();
+            if raw == b"." || raw == b".." {
+                continue;
+            }
+            let name = String::from_utf8_lossy(raw).into_owned();
             let meta = match e.file_type() {
-                Ok(t) if t.is_dir() => Ok(Meta {
+                FileType::Directory => Ok(Meta {
                     is_symlink: false,
                     kind: Some(Kind::Dir),
                     size: 0,
                     link_target: None,
                 }),
-                Ok(t) if !t.is_symlink() => e.metadata().map(|m| Meta {
+                FileType::Symlink | FileType::Unknown => {
+                    // Links (and entries whose type is unknown) take the full-path route.
+                    self.metadata(&path.join(OsStr::from_bytes(raw)))
+                }
+                _ => rustix::fs::statx(
+                    dir.fd()?,
+                    e.file_name(),
+                    AtFlags::SYMLINK_NOFOLLOW,
+                    StatxFlags::TYPE | StatxFlags::SIZE,
+                )
+                .map(|st| Meta {
                     is_symlink: false,
-                    kind: Some(kind_of(&m)),
-                    size: m.len(),
+                    kind: Some(
+                        match FileType::from_raw_mode(rustix::fs::RawMode::from(st.stx_mode)) {
+                            FileType::Directory => Kind::Dir,
+                            FileType::RegularFile => Kind::File,
+                            _ => Kind::Other,
+                        },
+                    ),
+                    size: st.stx_size,
                     link_target: None,
-                }),
-                // Links (and entries whose type is unknown) take the full-path route.
-                _ => self.metadata(&e.path()),
+                })
+                .map_err(io::Error::from),
             };
             out.push((name, meta));
         }
