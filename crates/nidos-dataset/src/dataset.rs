@@ -412,21 +412,7 @@ mod tests {
             "/sub-01/anat/b.nii",
             "/sub-02/",
         ];
-        let files: Vec<FileEntry> = paths
-            .iter()
-            .map(|p| FileEntry {
-                path: p.to_string(),
-                size: 1,
-                is_dir: p.ends_with('/'),
-                symlink: false,
-                broken_symlink: false,
-                outside: false,
-                ignored: false,
-                opaque: false,
-                name: parse_name("x", false),
-                datatype: None,
-            })
-            .collect();
+        let files: Vec<FileEntry> = paths.iter().map(|p| FileEntry::at(p)).collect();
         let right: foldhash::HashMap<u64, u32> = paths
             .iter()
             .enumerate()

@@ -143,6 +143,24 @@ pub struct FileEntry {
 }
 
 impl FileEntry {
+    /// A plain readable file at `path` (name parsed from its last part), for tests.
+    #[cfg(test)]
+    pub(crate) fn at(path: &str) -> FileEntry {
+        let name = &path[path.rfind('/').map_or(0, |i| i + 1)..];
+        FileEntry {
+            path: path.to_string(),
+            size: 1,
+            is_dir: path.ends_with('/'),
+            symlink: false,
+            broken_symlink: false,
+            outside: false,
+            ignored: false,
+            opaque: false,
+            name: crate::filename::parse_name(name, false),
+            datatype: None,
+        }
+    }
+
     /// Whether the validator should apply rules to this file.
     pub fn validated(&self) -> bool {
         !self.ignored && !self.opaque

@@ -135,19 +135,7 @@ mod tests {
     use crate::filename::parse_name;
 
     fn entry(path: &str) -> FileEntry {
-        let name = &path[path.rfind('/').map_or(0, |i| i + 1)..];
-        FileEntry {
-            path: path.to_string(),
-            size: 1,
-            is_dir: false,
-            symlink: false,
-            broken_symlink: false,
-            outside: false,
-            ignored: false,
-            opaque: false,
-            name: parse_name(name, false),
-            datatype: None,
-        }
+        FileEntry::at(path)
     }
 
     /// Every indexed file is found under its own key, with exactly the files that share

@@ -129,21 +129,11 @@ impl KindMemo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filename::parse_name;
 
     fn entry(path: &str, datatype: Option<&str>) -> FileEntry {
-        let name = &path[path.rfind('/').map_or(0, |i| i + 1)..];
         FileEntry {
-            path: path.to_string(),
-            size: 1,
-            is_dir: false,
-            symlink: false,
-            broken_symlink: false,
-            outside: false,
-            ignored: false,
-            opaque: false,
-            name: parse_name(name, false),
             datatype: datatype.map(str::to_string),
+            ..FileEntry::at(path)
         }
     }
 
