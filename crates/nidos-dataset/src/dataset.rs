@@ -34,9 +34,10 @@ pub struct FileTree {
     pub(crate) entity_hasher: foldhash::fast::RandomState,
     /// Each file's kind (suffix, extension, datatype).
     pub(crate) kinds: Kinds,
-    /// File numbers by a hash of the path ([`FileTree::index_of`]), made when first
-    /// needed; a hash two paths share keeps the first, and a look-up checks the path.
-    by_path: OnceLock<foldhash::HashMap<u64, u32>>,
+    /// File numbers by a hash of their path ([`FileTree::index_of`]), made when first
+    /// needed: only the numbers are kept (4 bytes and a control byte per slot), the
+    /// paths compared are the files'.
+    by_path: OnceLock<hashbrown::HashTable<u32>>,
     /// Whether some directory is listed as a file (with a trailing `/`).
     dir_files: bool,
     /// Every directory path (without trailing `/`; the root is absent).
@@ -201,24 +202,9 @@ impl FileTree {
         })
     }
 
-    /// The index of the file whose path is `path`: looked up by hash, checked, and found
-    /// by binary search (files are sorted by path) when another path has its hash.
+    /// The index of the file whose path is `path`, found by the hash of the path.
     fn find_exact(&self, path: &str) -> Option<usize> {
-        let by_path = self.by_path.get_or_init(|| {
-            let hashes: Vec<u64> = self
-                .files
-                .par_iter()
-                .map(|f| PATH_HASH.hash_one(f.path.as_str()))
-                .collect();
-            let mut map = foldhash::HashMap::default();
-            map.reserve(hashes.len());
-            for (i, h) in hashes.into_iter().enumerate() {
-                if let Ok(i) = u32::try_from(i) {
-                    map.entry(h).or_insert(i);
-                }
-            }
-            map
-        });
+        let by_path = self.by_path.get_or_init(|| path_table(&self.files));
         look_up(&self.files, by_path, path)
     }
 
@@ -373,17 +359,33 @@ fn normalize(path: &str) -> Option<String> {
     Some(format!("/{}", parts.join("/")))
 }
 
-/// The file of `files` (sorted by path) whose path is `path`, found through `by_path`
-/// (path hash → a file number) when it names that file, else by binary search.
-fn look_up(
-    files: &[FileEntry],
-    by_path: &foldhash::HashMap<u64, u32>,
-    path: &str,
-) -> Option<usize> {
-    match by_path.get(&PATH_HASH.hash_one(path)) {
+/// The numbers of `files` in a table by the hash of their paths (the hashes made on the
+/// workers). Files past `u32::MAX` are left out ([`look_up`] searches for those).
+fn path_table(files: &[FileEntry]) -> hashbrown::HashTable<u32> {
+    let hashes: Vec<u64> = files
+        .par_iter()
+        .map(|f| PATH_HASH.hash_one(f.path.as_str()))
+        .collect();
+    let mut table = hashbrown::HashTable::with_capacity(hashes.len());
+    let rehash = |&i: &u32| hashes.get(i as usize).copied().unwrap_or(0);
+    for (i, &h) in hashes.iter().enumerate() {
+        if let Ok(i) = u32::try_from(i) {
+            table.insert_unique(h, i, rehash);
+        }
+    }
+    table
+}
+
+/// The file of `files` (sorted by path) whose path is `path`, through `by_path` (see
+/// [`path_table`]); by binary search past the files it holds.
+fn look_up(files: &[FileEntry], by_path: &hashbrown::HashTable<u32>, path: &str) -> Option<usize> {
+    let found = by_path.find(PATH_HASH.hash_one(path), |&i| {
+        files.get(i as usize).is_some_and(|f| f.path == path)
+    });
+    match found {
+        Some(&i) => Some(i as usize),
         None if files.len() <= u32::MAX as usize => None,
-        Some(&i) if files.get(i as usize).is_some_and(|f| f.path == path) => Some(i as usize),
-        _ => files.binary_search_by(|f| f.path.as_str().cmp(path)).ok(),
+        None => files.binary_search_by(|f| f.path.as_str().cmp(path)).ok(),
     }
 }
 
@@ -402,35 +404,29 @@ mod tests {
     use super::*;
     use crate::fs::MemFs;
 
-    /// Paths are found through their hashes, and by binary search when the hash names
-    /// another file (two paths of one hash); an absent path is not found.
+    /// Every path is found through the table, with or without other paths of the same
+    /// hash; an absent path is not found.
     #[test]
-    fn paths_are_found_by_hash_or_search() {
-        let paths = [
-            "/README",
-            "/sub-01/anat/a.nii",
-            "/sub-01/anat/b.nii",
-            "/sub-02/",
-        ];
+    fn paths_are_found_by_hash() {
+        let paths = ["/README", "/sub-01/anat/a.nii", "/sub-01/anat/b.nii", "/sub-02/"];
         let files: Vec<FileEntry> = paths.iter().map(|p| FileEntry::at(p)).collect();
-        let right: foldhash::HashMap<u64, u32> = paths
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (PATH_HASH.hash_one(*p), i as u32))
-            .collect();
-        // Every hash naming the first file, as if all paths collided.
-        let collided: foldhash::HashMap<u64, u32> = paths
-            .iter()
-            .chain(&["/sub-01/anat/c.nii"])
-            .map(|p| (PATH_HASH.hash_one(*p), 0))
-            .collect();
-        for by_path in [&right, &collided] {
-            for (i, p) in paths.iter().enumerate() {
-                assert_eq!(look_up(&files, by_path, p), Some(i), "{p}");
-            }
-            assert_eq!(look_up(&files, by_path, "/sub-01/anat/c.nii"), None);
+        let table = path_table(&files);
+        for (i, p) in paths.iter().enumerate() {
+            assert_eq!(look_up(&files, &table, p), Some(i), "{p}");
         }
-        assert_eq!(look_up(&files, &right, "/sub-02"), None);
+        assert_eq!(look_up(&files, &table, "/sub-01/anat/c.nii"), None);
+        assert_eq!(look_up(&files, &table, "/sub-02"), None);
+        // Every number under the hash of `/README`, as if all paths collided there: the
+        // look-up compares paths and picks `/README`'s own number among them; the other
+        // paths, looked up by their own hashes, are not there.
+        let mut collided = hashbrown::HashTable::new();
+        for i in (0..files.len() as u32).rev() {
+            collided.insert_unique(PATH_HASH.hash_one("/README"), i, |_| {
+                PATH_HASH.hash_one("/README")
+            });
+        }
+        assert_eq!(look_up(&files, &collided, "/README"), Some(0));
+        assert_eq!(look_up(&files, &collided, "/sub-01/anat/b.nii"), None);
     }
 
     /// Derivative datasets: directories under `derivatives/` with a description file,
