@@ -408,7 +408,12 @@ mod tests {
     /// hash; an absent path is not found.
     #[test]
     fn paths_are_found_by_hash() {
-        let paths = ["/README", "/sub-01/anat/a.nii", "/sub-01/anat/b.nii", "/sub-02/"];
+        let paths = [
+            "/README",
+            "/sub-01/anat/a.nii",
+            "/sub-01/anat/b.nii",
+            "/sub-02/",
+        ];
         let files: Vec<FileEntry> = paths.iter().map(|p| FileEntry::at(p)).collect();
         let table = path_table(&files);
         for (i, p) in paths.iter().enumerate() {
