@@ -5,8 +5,6 @@
 
 use std::sync::OnceLock;
 
-use rayon::prelude::*;
-
 use crate::entry::FileEntry;
 
 /// The context names whose values a file's kind decides.
@@ -34,27 +32,22 @@ impl Kinds {
                 f.datatype.as_deref(),
             )
         }
-        let hasher = foldhash::fast::FixedState::default();
-        // Hashed on the worker threads; numbered on one, by first appearance.
-        let hashes: Vec<u64> = files
-            .par_iter()
-            .map(|f| std::hash::BuildHasher::hash_one(&hasher, key(f)))
-            .collect();
+        // Neighbours in path order are often of one kind: a file of the previous file's
+        // kind takes its number without a look-up.
         let mut numbers: foldhash::HashMap<Key<'_>, u32> = foldhash::HashMap::default();
-        let mut last: Option<(u64, Key<'_>, u32)> = None;
+        let mut last: Option<(Key<'_>, u32)> = None;
         let of_file = files
             .iter()
-            .zip(&hashes)
-            .map(|(f, &h)| {
+            .map(|f| {
                 let k = key(f);
-                if let Some((lh, lk, n)) = last {
-                    if lh == h && lk == k {
+                if let Some((lk, n)) = last {
+                    if lk == k {
                         return n;
                     }
                 }
                 let next = u32::try_from(numbers.len()).unwrap_or(u32::MAX);
                 let n = *numbers.entry(k).or_insert(next);
-                last = Some((h, k, n));
+                last = Some((k, n));
                 n
             })
             .collect();

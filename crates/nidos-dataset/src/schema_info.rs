@@ -137,8 +137,7 @@ fn number_kind_selectors(mut defs: Vec<AssocDef>) -> Vec<AssocDef> {
 pub(crate) fn kind_selector_count(defs: &[AssocDef]) -> usize {
     defs.iter()
         .flat_map(|d| d.kind_slots.iter().flatten())
-        .max()
-        .map_or(0, |m| m + 1)
+        .count()
 }
 
 impl AssocDef {
