@@ -19,7 +19,7 @@ echo "==> nidos-python: fresh virtualenv at $VENV"
 rm -rf "$VENV"
 "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet pytest pandas pyarrow duckdb "dask[distributed]" pybids
+"$VENV/bin/python" -m pip install --quiet pytest pandas pyarrow duckdb nibabel "dask[distributed]" "pybids==0.22.0"
 
 echo "==> nidos-python: pip install crates/nidos-python"
 "$VENV/bin/python" -m pip install --quiet "$HERE"
@@ -32,4 +32,10 @@ rc=$?
 set -e
 # 5: no test collected (cannot happen with this suite; not a failure of the package).
 if [ "$rc" -eq 5 ]; then rc=0; fi
-exit "$rc"
+if [ "$rc" -ne 0 ]; then exit "$rc"; fi
+
+# pybids 0.22.0's own layout tests with BIDSLayout/Query swapped for nidos' (its sdist is
+# downloaded once into target/pybids-suite). The gate is the pass rate reached; the tests
+# that fail are listed with their reasons in docs/divergences.md.
+echo "==> nidos-python: pybids' layout tests against nidos.Layout"
+"$VENV/bin/python" tests/pybids_suite/run.py --min-pass-rate "${NIDOS_PYBIDS_MIN_PASS:-PASSRATE}"

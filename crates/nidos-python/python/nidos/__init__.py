@@ -12,12 +12,35 @@ every object here pickles, so it can be sent to worker processes (Dask, multipro
 
 from ._native import __version__
 from ._report import Report, validate
-from ._layout import BIDSFile, Layout, Query
+from ._exceptions import (
+    BIDSChildDatasetError,
+    BIDSConflictingValuesError,
+    BIDSDerivativesValidationError,
+    BIDSValidationError,
+    NoMatchError,
+    TargetError,
+)
+from ._files import BIDSDataFile, BIDSFile, BIDSImageFile, BIDSJSONFile
+from ._layout import Layout, PaddedInt, Query
+
+# pybids' name, so ``from nidos import BIDSLayout`` replaces ``from bids import BIDSLayout``.
+BIDSLayout = Layout
 from ._rules import context, eval
 from ._index import find_datasets, index
 
 __all__ = [
+    "BIDSChildDatasetError",
+    "BIDSConflictingValuesError",
+    "BIDSDataFile",
+    "BIDSDerivativesValidationError",
     "BIDSFile",
+    "BIDSImageFile",
+    "BIDSJSONFile",
+    "BIDSLayout",
+    "BIDSValidationError",
+    "NoMatchError",
+    "PaddedInt",
+    "TargetError",
     "Layout",
     "Query",
     "Report",

@@ -1,15 +1,29 @@
-"""``nidos.Layout``: pybids-style queries over a dataset's files, answered from one
-listing made by the Rust core (files the schema accepts, entities, merged sidecars)."""
+"""``nidos.Layout``: pybids' ``BIDSLayout`` API over one listing made by the Rust core
+(files the schema accepts, entities, merged sidecars). A layout is one dataset; its
+derivative datasets are child layouts (``layout.derivatives``), and queries run over the
+layouts a ``scope`` selects."""
 
 from __future__ import annotations
 
+import difflib
 import enum
 import json
+import numbers
 import os
 import re
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from . import _native
+from . import _native, _store
+from ._exceptions import (
+    BIDSChildDatasetError,
+    BIDSDerivativesValidationError,
+    BIDSValidationError,
+    NoMatchError,
+    TargetError,
+)
+from ._files import BIDSFile, Metadata, file_class
+from ._paths import format_pattern
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -23,9 +37,21 @@ _PYBIDS_NAMES = {
     "res": "resolution",
     "den": "density",
     "desc": "description",
+    "segmentation": "seg",
 }
 _SCHEMA_TO_PYBIDS = {v: k for k, v in _PYBIDS_NAMES.items()}
 _NAME_FIELDS = ("suffix", "extension", "datatype")
+# Entities pybids knows from its derivatives configuration only: a raw dataset's layout
+# does not accept them as filters (pybids' behaviour).
+_DERIVATIVE_ONLY = {
+    "atlas", "roi", "label", "desc", "from", "to", "mode", "hemi", "segmentation", "res",
+    "den", "model", "subset",
+}
+# What pybids leaves out of an unvalidated index (folders at the top) besides dot files.
+_DEFAULT_IGNORE = ("code", "stimuli", "sourcedata", "models", "derivatives")
+# Extensions tried in order when build_path gets none (pybids' default patterns).
+_DEFAULT_EXTENSIONS = (".nii.gz", ".nii", ".tsv", ".json", ".tsv.gz", ".edf", ".vhdr",
+                       ".set", ".fif", ".snirf", ".bval", ".bvec", ".png", ".tif", ".ome.tif")
 
 
 class Query(enum.Enum):
@@ -70,190 +96,361 @@ class PaddedInt(int):
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, str):
             return other == self._text or (other.isdigit() and int(other) == int(self))
+        if isinstance(other, numbers.Integral) and not isinstance(other, int):
+            other = int(other)
         return int.__eq__(self, other)
 
     def __ne__(self, other: Any) -> bool:
         return not self.__eq__(other)
 
 
-class BIDSFile:
-    """One file of a layout: ``path`` (absolute), ``relpath`` (to the layout root),
-    ``filename``, ``dirname``, ``entities`` (including suffix, extension, datatype)."""
-
-    __slots__ = ("path", "relpath", "entities", "size", "dataset", "_metadata")
-
-    def __init__(self, path, relpath, entities, size, dataset, metadata):
-        self.path = path
-        self.relpath = relpath
-        self.entities = entities
-        self.size = size
-        self.dataset = dataset
-        self._metadata = metadata
-
-    @property
-    def filename(self) -> str:
-        return os.path.basename(self.path)
-
-    @property
-    def dirname(self) -> str:
-        return os.path.dirname(self.path)
-
-    def get_metadata(self) -> dict:
-        return dict(self._metadata)
-
-    def get_entities(self, metadata: bool = False) -> dict:
-        out = dict(self.entities)
-        if metadata:
-            out.update(self._metadata)
-        return out
-
-    def __fspath__(self) -> str:
-        return self.path
-
-    def __repr__(self) -> str:
-        return f"<BIDSFile filename='{self.path}'>"
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, BIDSFile) and other.path == self.path
-
-    def __hash__(self) -> int:
-        return hash(self.path)
-
-    def __getstate__(self):
-        return {s: getattr(self, s) for s in self.__slots__}
-
-    def __setstate__(self, state):
-        for k, v in state.items():
-            setattr(self, k, v)
-
-
 class _Dataset:
-    """A dataset of the layout: the root one or a derivative one."""
+    """The dataset a file belongs to (its layout, name, root, description)."""
 
-    def __init__(self, name: str, root: str, description: Any, derivative: bool):
-        self.name = name
-        self.root = root
-        self.description = description if isinstance(description, dict) else {}
-        self.derivative = derivative
+    def __init__(self, layout: "Layout"):
+        self.layout = layout
 
-    def scope_names(self) -> set:
-        names = {os.path.basename(self.root.rstrip("/"))}
-        if self.name:
-            names.add(self.name)
-        for g in self.description.get("GeneratedBy") or []:
-            if isinstance(g, dict) and g.get("Name"):
-                names.add(g["Name"])
-        p = self.description.get("PipelineDescription")
-        if isinstance(p, dict) and p.get("Name"):
-            names.add(p["Name"])
-        return names
+    @property
+    def name(self) -> str:
+        return self.layout._name
+
+    @property
+    def root(self) -> str:
+        return self.layout.root
+
+    @property
+    def derivative(self) -> bool:
+        return self.layout._is_derivative
+
+    def __reduce__(self):
+        return (_Dataset, (self.layout,))
+
+
+class Derivatives(dict):
+    """A layout's derivative datasets by folder name; ``get_pipeline`` finds one by the
+    name of the pipeline that generated it."""
+
+    def get_pipeline(self, name: str) -> "Layout":
+        found = [lay for lay in self.values() if name in lay._pipeline_names()]
+        if not found:
+            raise KeyError(f"no derivative dataset generated by {name!r}")
+        if len(found) > 1:
+            raise BIDSChildDatasetError(f"more than one derivative dataset generated by {name!r}")
+        return found[0]
+
+    def __missing__(self, key: str) -> "Layout":
+        lay = self.get_pipeline(key)
+        warnings.warn(
+            "reaching a derivative dataset by its pipeline name is deprecated; "
+            "use its folder name or derivatives.get_pipeline()",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return lay
+
+
+def _load_description(root: str) -> Optional[dict]:
+    path = os.path.join(root, "dataset_description.json")
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            out = json.load(fh)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise BIDSValidationError(f"'dataset_description.json' is not a valid json file: {e}") from None
+    if not isinstance(out, dict):
+        raise BIDSValidationError("'dataset_description.json' is not a valid json file: not an object")
+    return out
+
+
+def _indexer_options(indexer: Any) -> dict:
+    if indexer is None:
+        return {}
+    if isinstance(indexer, dict):
+        return dict(indexer)
+    return {
+        k: getattr(indexer, k)
+        for k in ("validate", "ignore", "force_index", "index_metadata")
+        if hasattr(indexer, k)
+    }
 
 
 class Layout:
-    """The files of a dataset the schema accepts, queried as pybids' ``BIDSLayout``.
+    """The files of a dataset, queried as pybids' ``BIDSLayout``.
 
-    ``derivatives``: False, True (every ``derivatives/<name>`` dataset), or paths of
-    derivative datasets (or of folders holding them). ``schema``: a YAML rule tree or a
-    compiled schema JSON instead of the bundled rules.
+    ``validate``: list only the files the schema accepts (False: every file but those
+    of ``code``, ``stimuli``, ``sourcedata``, ``models`` and dot files). ``derivatives``:
+    False, True (every ``derivatives/<name>`` dataset), or paths of derivative datasets
+    (or of folders holding them). ``database_path``: a folder keeping the listing as
+    Parquet, reloaded by a later layout while the dataset's folders and sidecars are
+    unchanged. ``indexer``: pybids' ``BIDSLayoutIndexer`` (or a dict) for ``validate``,
+    ``ignore``, ``force_index`` and ``index_metadata``. ``schema``: a YAML rule tree or a
+    compiled schema JSON instead of the bundled rules. ``config`` and ``sources`` are
+    accepted for compatibility (entities come from the schema).
     """
 
     def __init__(
         self,
-        root: PathLike,
-        *,
+        root: Optional[PathLike] = None,
+        validate: bool = True,
+        absolute_paths: bool = True,
         derivatives: Union[bool, PathLike, Sequence[PathLike]] = False,
+        config: Any = None,
+        sources: Any = None,
+        regex_search: bool = False,
+        database_path: Optional[PathLike] = None,
+        reset_database: bool = False,
+        indexer: Any = None,
+        is_derivative: bool = False,
         schema: Optional[PathLike] = None,
+        **kwargs: Any,
     ):
+        if root is None:
+            raise ValueError("a layout needs a root folder")
+        opts = _indexer_options(indexer)
+        if "validate" in opts and indexer is not None:
+            validate = bool(opts["validate"]) if validate is True else validate
         self.root = os.path.abspath(os.fspath(root))
-        self._derivatives_arg = derivatives
-        self._schema = None if schema is None else os.fspath(schema)
         if not os.path.isdir(self.root):
-            raise FileNotFoundError(f"{self.root}: no such directory")
-        self._datasets: List[_Dataset] = []
-        self._files: List[BIDSFile] = []
-        self._entity_names: Dict[str, str] = {}  # any accepted name -> output name
-        self._index_entities: set = set()
-        nested = derivatives is True
-        self._add_listing(_native.scan_json(self.root, derivatives=nested, schema=self._schema), False)
+            raise ValueError(f"BIDS root does not exist: {self.root}")
+        self._schema = None if schema is None else os.fspath(schema)
+        self._validate = validate
+        self._absolute_paths = absolute_paths
+        self._regex_search = regex_search
+        self._config = config
+        self._opts = opts
+        self._derivatives_arg = derivatives
+        self._database_path = None if database_path is None else os.fspath(database_path)
+        self.description = _load_description(self.root)
+        dtype = (self.description or {}).get("DatasetType")
+        self._is_derivative = bool(is_derivative) or dtype == "derivative"
+        if validate and self._is_derivative:
+            _check_derivative(self.description, self.root)
+        if validate and self.description is None and not self._is_derivative:
+            raise BIDSValidationError(
+                f"'dataset_description.json' is missing from project root ({self.root})"
+            )
+        self._name = ""
+        self.derivatives = Derivatives()
+        self._parent = None
+        listing = None
+        if self._database_path and not reset_database:
+            listing = _store.load(self._database_path, self.root, self._listing_key())
+        if listing is None:
+            listing = json.loads(
+                _native.scan_json(self.root, derivatives=derivatives is True, schema=self._schema)
+            )
+            if self._database_path:
+                _store.save(self._database_path, self.root, self._listing_key(), listing)
+        self._from_listing(listing)
         if derivatives and derivatives is not True:
             paths = [derivatives] if isinstance(derivatives, (str, os.PathLike)) else derivatives
-            for p in paths:
-                for droot in _derivative_roots(os.path.abspath(os.fspath(p))):
-                    self._add_listing(_native.scan_json(droot, derivatives=False, schema=self._schema), True)
-        self._files.sort(key=lambda f: f.path)
-        self._by_path = {f.path: f for f in self._files}
+            self.add_derivatives(paths)
 
     # -- construction -----------------------------------------------------------------
 
-    def _add_listing(self, text: str, external_derivative: bool) -> None:
-        data = json.loads(text)
+    def _listing_key(self) -> dict:
+        return {"derivatives": self._derivatives_arg is True, "schema": self._schema}
+
+    def _from_listing(self, data: dict) -> None:
+        """This layout's files from a listing's first dataset; the others become child
+        layouts (``derivatives/<name>``)."""
+        self._listing = data
+        self._entity_names: Dict[str, str] = {}
+        self._short_names: Dict[str, str] = {}
+        self._entity_order: List[str] = []
+        self._index_entities: set = set()
         for name, key, fmt in data["entities"]:
             out = _SCHEMA_TO_PYBIDS.get(name, name)
-            for alias in (name, key, out):
-                self._entity_names.setdefault(alias, out)
+            self._entity_names.setdefault(out, out)
+            self._entity_names.setdefault(name, out)
+            self._short_names.setdefault(key, out)
+            self._short_names.setdefault(out, out)
+            self._entity_order.append(out)
             if fmt == "index" and name == "run":
                 self._index_entities.add(out)
-        metadata = data["metadata"]
-        for ds in data["datasets"]:
-            derivative = external_derivative or bool(ds["name"])
-            d = _Dataset(ds["name"], ds["root"], ds["description"], derivative)
-            self._datasets.append(d)
-            for rel, ents, datatype, suffix, ext, size, meta_id in ds["files"]:
-                entities = {}
-                for k, v in ents.items():
-                    out = _SCHEMA_TO_PYBIDS.get(k, k)
-                    entities[out] = PaddedInt(v) if out in self._index_entities and v.isdigit() else v
-                if suffix:
-                    entities["suffix"] = suffix
-                if ext:
-                    entities["extension"] = ext
-                if datatype:
-                    entities["datatype"] = datatype
-                path = os.path.join(d.root, rel)
-                meta = metadata[meta_id] if meta_id is not None else {}
-                self._files.append(
-                    BIDSFile(path, os.path.relpath(path, self.root), entities, size, d, meta)
+        metadata = [] if self._opts.get("index_metadata") is False else data["metadata"]
+        datasets = data["datasets"]
+        self._set_files(datasets[0], metadata)
+        for ds in datasets[1:]:
+            child = Layout.__new__(Layout)
+            child._init_child(self, ds, data, metadata, os.path.basename(ds["root"].rstrip("/")))
+            self.derivatives[child._name] = child
+
+    def _init_child(self, parent: "Layout", ds: dict, data: dict, metadata: list, name: str) -> None:
+        self.root = ds["root"]
+        self._schema = parent._schema
+        self._validate = parent._validate
+        self._absolute_paths = parent._absolute_paths
+        self._regex_search = parent._regex_search
+        self._config = parent._config
+        self._opts = parent._opts
+        self._derivatives_arg = False
+        self._database_path = None
+        self.description = ds["description"] if isinstance(ds["description"], dict) else None
+        self._is_derivative = True
+        self._name = name
+        self.derivatives = Derivatives()
+        self._parent = parent
+        self._listing = None
+        self._entity_names = parent._entity_names
+        self._short_names = parent._short_names
+        self._entity_order = parent._entity_order
+        self._index_entities = parent._index_entities
+        self._set_files(ds, metadata)
+
+    def _set_files(self, ds: dict, metadata: list) -> None:
+        dataset = _Dataset(self)
+        files: List[BIDSFile] = []
+        root = ds["root"]
+        for rel, ents, datatype, suffix, ext, size, meta_id in ds["files"]:
+            path = os.path.join(root, rel)
+            meta = metadata[meta_id] if (meta_id is not None and meta_id < len(metadata)) else {}
+            files.append(self._make_file(path, ents, datatype, suffix, ext, size, meta, dataset))
+        if not self._validate:
+            known = {f.path for f in files}
+            for path in _walk_unvalidated(root, self._opts.get("ignore"), self._opts.get("force_index")):
+                if path not in known:
+                    files.append(self._parsed_file(path, dataset))
+        files.sort(key=lambda f: _natural_key(f.path))
+        self._files = files
+        self._by_path = {f.path: f for f in files}
+
+    def _make_file(self, path, ents, datatype, suffix, ext, size, meta, dataset) -> BIDSFile:
+        entities: Dict[str, Any] = {}
+        for k, v in ents.items():
+            out = _SCHEMA_TO_PYBIDS.get(k, k)
+            entities[out] = PaddedInt(v) if out in self._index_entities and v.isdigit() else v
+        if suffix:
+            entities["suffix"] = suffix
+        if ext:
+            entities["extension"] = ext
+        if datatype:
+            entities["datatype"] = datatype
+        cls = file_class(path)
+        return cls(path, os.path.relpath(path, self.root), entities, size, dataset, meta)
+
+    def _parsed_file(self, path: str, dataset: _Dataset) -> BIDSFile:
+        ents = self.parse_file_entities(path)
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = 0
+        cls = file_class(path)
+        return cls(path, os.path.relpath(path, self.root), ents, size, dataset, {})
+
+    def add_derivatives(self, path: Union[PathLike, Sequence[PathLike]], parent_database_path=None,
+                        validate: bool = True, absolute_paths: bool = True, **kwargs: Any) -> None:
+        """Add derivative datasets: each path is one (it has a
+        ``dataset_description.json``) or a folder holding them."""
+        paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+        roots: List[str] = []
+        for p in paths:
+            roots.extend(_derivative_roots(os.path.abspath(os.fspath(p))))
+        for droot in roots:
+            name = os.path.basename(droot.rstrip("/"))
+            if name in self.derivatives:
+                raise BIDSDerivativesValidationError(
+                    f"a derivative dataset named {name!r} is already in the layout"
                 )
+            desc = _load_description(droot)
+            if validate:
+                _check_derivative(desc, droot)
+            data = json.loads(_native.scan_json(droot, derivatives=False, schema=self._schema))
+            metadata = [] if self._opts.get("index_metadata") is False else data["metadata"]
+            child = Layout.__new__(Layout)
+            child._init_child(self, data["datasets"][0], data, metadata, name)
+            self.derivatives[name] = child
 
     def __reduce__(self):
-        return (_rebuild, (self.root, self._derivatives_arg, self._schema))
+        return (_rebuild, (self.root, self._validate, self._derivatives_arg, self._schema,
+                           self._is_derivative, self._opts))
 
     def __repr__(self) -> str:
-        subjects = len(self.get_subjects()) if "subject" in self._entity_names else 0
-        return f"<Layout root={self.root!r} files={len(self._files)} subjects={subjects}>"
+        files = self.get()
+        subjects = {f.entities["subject"] for f in files if "subject" in f.entities}
+        sessions = {(str(f.entities["session"]), f.entities["subject"]) for f in files
+                    if "session" in f.entities and "subject" in f.entities}
+        runs = {(int(f.entities["run"]), f.entities["subject"]) for f in files
+                if isinstance(f.entities.get("run"), int) and "subject" in f.entities}
+        return (f"BIDS Layout: ...{self.root[-30:]} | Subjects: {len(subjects)} | "
+                f"Sessions: {len(sessions)} | Runs: {len(runs)}")
 
     def __len__(self) -> int:
-        return len(self._files)
+        return len(self.get())
 
-    # -- queries ----------------------------------------------------------------------
+    # -- scopes -----------------------------------------------------------------------
 
-    def _canonical(self, name: str) -> Optional[str]:
-        if name in _NAME_FIELDS:
-            return name
-        return self._entity_names.get(name)
+    def _pipeline_names(self) -> set:
+        names = set()
+        if self._is_derivative:
+            names.add(os.path.basename(self.root.rstrip("/")))
+        desc = self.description or {}
+        for g in desc.get("GeneratedBy") or []:
+            if isinstance(g, dict) and g.get("Name"):
+                names.add(g["Name"])
+        p = desc.get("PipelineDescription")
+        if isinstance(p, dict) and p.get("Name"):
+            names.add(p["Name"])
+        return names
+
+    def _in_scope(self, scope: Union[str, Sequence[str], None]) -> bool:
+        scopes = ["all"] if scope is None else ([scope] if isinstance(scope, str) else list(scope))
+        if "all" in scopes:
+            return True
+        if "raw" in scopes and not self._is_derivative:
+            return True
+        if "derivatives" in scopes and self._is_derivative:
+            return True
+        return bool(self._is_derivative and self._pipeline_names() & set(scopes))
+
+    def _get_layouts_in_scope(self, scope: Union[str, Sequence[str], None]) -> List["Layout"]:
+        if scope == "self" or (isinstance(scope, (list, tuple)) and "self" in scope):
+            return [self]
+        out = [self] if self._in_scope(scope) else []
+        for child in self.derivatives.values():
+            out.extend(child._get_layouts_in_scope(scope))
+        return out
 
     def _scoped(self, scope: Union[str, Sequence[str], None]) -> List[BIDSFile]:
-        if scope is None or scope == "all":
-            return self._files
-        scopes = [scope] if isinstance(scope, str) else list(scope)
-        if "all" in scopes:
-            return self._files
-        keep = set()
-        for d in self._datasets:
-            if ("raw" in scopes or "self" in scopes) and not d.derivative:
-                keep.add(id(d))
-            elif "derivatives" in scopes and d.derivative:
-                keep.add(id(d))
-            elif d.derivative and d.scope_names() & set(scopes):
-                keep.add(id(d))
-        return [f for f in self._files if id(f.dataset) in keep]
+        layouts = self._get_layouts_in_scope(scope)
+        if len(layouts) == 1:
+            return layouts[0]._files
+        files = [f for lay in layouts for f in lay._files]
+        files.sort(key=lambda f: _natural_key(f.path))
+        return files
+
+    @property
+    def files(self) -> Dict[str, BIDSFile]:
+        """Every file of the layout and its derivative datasets, by absolute path."""
+        return {f.path: f for f in self._scoped("all")}
+
+    def get_files(self, scope: str = "all") -> Dict[str, BIDSFile]:
+        return {f.path: f for f in self._scoped(scope)}
+
+    @property
+    def entities(self) -> Dict[str, list]:
+        return self.get_entities()
+
+    @property
+    def config(self) -> Dict[str, Any]:
+        names = ["bids"] + (["derivatives"] if self._is_derivative or self.derivatives else [])
+        return {n: n for n in names}
+
+    def _accepted_names(self, scope: Any = "all") -> Dict[str, str]:
+        layouts = self._get_layouts_in_scope(scope) or [self]
+        if any(lay._is_derivative for lay in layouts):
+            return self._entity_names
+        return {k: v for k, v in self._entity_names.items() if v not in _DERIVATIVE_ONLY}
+
+    # -- queries ----------------------------------------------------------------------
 
     def get(
         self,
         return_type: str = "object",
         target: Optional[str] = None,
         scope: Union[str, Sequence[str], None] = "all",
-        regex_search: bool = False,
+        regex_search: Optional[bool] = None,
         absolute_paths: Optional[bool] = None,
         invalid_filters: str = "error",
         **filters: Any,
@@ -264,43 +461,62 @@ class Layout:
 
         ``return_type``: ``object`` (BIDSFile), ``filename``, ``id`` (the values of
         ``target``) or ``dir`` (the directories of ``target``)."""
+        if "filters" in filters and isinstance(filters["filters"], dict):
+            raise RuntimeError(
+                "You passed in filters as a dictionary named filters; pass them as "
+                "keyword arguments instead (get(**filters))."
+            )
         if invalid_filters not in ("error", "drop", "allow"):
             raise ValueError("invalid_filters must be 'error', 'drop' or 'allow'")
+        if regex_search is None:
+            regex_search = self._regex_search
         files = self._scoped(scope)
+        names = self._accepted_names(scope)
         checks = []
         for key, value in filters.items():
-            name = self._canonical(key)
+            name = key if key in _NAME_FIELDS else names.get(key)
             if name is not None:
                 checks.append((name, value, False))
                 continue
             if any(key in f._metadata for f in files):
                 checks.append((key, value, True))
             elif invalid_filters == "error":
+                close = _suggest(key, list(names) + list(_NAME_FIELDS))
                 raise ValueError(
-                    f"'{key}' is not a recognized entity, name part or metadata key; "
-                    "pass invalid_filters='drop' to ignore it or 'allow' to keep it"
+                    f"'{key}' is not a recognized entity. "
+                    + (f"Did you mean {close}? " if close else "")
+                    + "If you're sure you want to impose this constraint, set "
+                    "invalid_filters='allow'."
                 )
             elif invalid_filters == "allow":
                 checks.append((key, value, True))
+        tname = None
         if target is not None:
-            tname = self._canonical(target)
+            tname = target if target in _NAME_FIELDS else names.get(target)
             if tname is None:
-                raise ValueError(f"unknown target entity {target!r}")
+                close = _suggest(target, list(names) + list(_NAME_FIELDS))
+                valid = close or sorted(set(names.values()) | set(_NAME_FIELDS))
+                raise TargetError(f"Unknown target '{target}'. Valid targets: {valid}")
             checks.append((tname, Query.ANY, False))
-        else:
-            tname = None
         matched = [f for f in files if all(_matches(f, n, v, m, regex_search) for n, v, m in checks)]
 
-        if return_type in ("object", "obj"):
+        if return_type in ("object", "obj", "objects"):
             return matched
+        if absolute_paths is None:
+            absolute_paths = self._absolute_paths
         if return_type in ("filename", "file"):
-            return [f.path if absolute_paths is not False else f.relpath for f in matched]
+            return [f.path if absolute_paths else f.relpath for f in matched]
         if return_type in ("id", "dir"):
             if tname is None:
-                raise ValueError(f"return_type={return_type!r} needs a target entity")
+                raise TargetError(f"return_type={return_type!r} needs a target entity")
             if return_type == "id":
                 values = {f.entities[tname] for f in matched}
                 return sorted(values, key=_sort_key)
+            if tname in ("suffix", "extension") or tname in _DERIVATIVE_ONLY:
+                raise ValueError(
+                    f"Return type set to directory, but no directory template is defined "
+                    f"for the target entity ('{tname}')."
+                )
             return sorted({_target_dir(f, tname, self.root, absolute_paths) for f in matched} - {None})
         raise ValueError(f"unknown return_type {return_type!r}")
 
@@ -313,28 +529,57 @@ class Layout:
                     canonical = cand if cand in _NAME_FIELDS else names[cand]
 
                     def values(return_type="id", **filters):
-                        return self.get(return_type=return_type, target=canonical, **filters)
+                        try:
+                            return self.get(return_type=return_type, target=canonical, **filters)
+                        except TargetError:
+                            return []
 
                     return values
+            if "_files" in self.__dict__ and name[:1].isupper():
+                return lambda **filters: self._metadata_values(name, **filters)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
-    def get_file(self, path: PathLike) -> Optional[BIDSFile]:
+    def _metadata_values(self, key: str, **filters: Any) -> list:
+        """The distinct values a sidecar key takes over the matching files (lists as
+        tuples, so they can be compared and hashed)."""
+        seen: Dict[str, Any] = {}
+        for f in self.get(**filters):
+            if key in f._metadata:
+                v = _freeze(f._metadata[key])
+                seen.setdefault(json.dumps(f._metadata[key], sort_keys=True, default=str), v)
+        out = list(seen.values())
+        try:
+            return sorted(out, key=_sort_key)
+        except TypeError:
+            return out
+
+    def _find(self, path: PathLike, scope: Any = "all") -> Optional[BIDSFile]:
         p = os.fspath(path)
         if not os.path.isabs(p):
             p = os.path.join(self.root, p)
-        return self._by_path.get(os.path.normpath(p))
+        p = os.path.normpath(p)
+        for lay in self._get_layouts_in_scope(scope):
+            f = lay._by_path.get(p)
+            if f is not None:
+                return f
+        return None
 
-    def get_metadata(self, path: PathLike, include_entities: bool = False, **_: Any) -> dict:
-        """The merged (inherited) sidecar of a file of the layout."""
-        f = self.get_file(path)
+    def get_file(self, filename: PathLike, scope: Any = "all") -> Optional[BIDSFile]:
+        """The file at a path (absolute, or relative to the root), or None."""
+        return self._find(filename, scope)
+
+    def get_metadata(self, path: PathLike, include_entities: bool = False, scope: Any = "all",
+                     **_: Any) -> dict:
+        """The merged (inherited) sidecar of a file of the layout ({} for other paths)."""
+        f = self._find(path, scope)
         if f is None:
-            raise ValueError(f"{os.fspath(path)} is not a file of this layout")
+            return Metadata({}, os.fspath(path))
         out = f.get_metadata()
         if include_entities:
             out.update(f.entities)
         return out
 
-    def get_entities(self, scope: Union[str, Sequence[str], None] = "all", metadata: bool = False) -> dict:
+    def get_entities(self, scope: Union[str, Sequence[str], None] = "all", metadata: Optional[bool] = None) -> dict:
         """Entity (and name-part) names -> sorted values they take in the layout; with
         ``metadata``, sidecar keys too."""
         out: Dict[str, set] = {}
@@ -349,6 +594,12 @@ class Layout:
                         out.setdefault(k, set()).add(json.dumps(v, sort_keys=True))
         return {k: sorted(v, key=_sort_key) for k, v in out.items()}
 
+    def get_dataset_description(self, scope: Any = "self", all_: bool = False):
+        """The description of the layout (``scope``: of the layouts in it; ``all_``:
+        a list of them all)."""
+        descs = [lay.description for lay in self._get_layouts_in_scope(scope)]
+        return descs if all_ else (descs[0] if descs else None)
+
     def get_nearest(
         self,
         path: PathLike,
@@ -361,7 +612,7 @@ class Layout:
     ):
         """The file matching ``filters`` nearest to ``path``: in its directory or the
         closest parent, sharing its entities (candidates may have fewer)."""
-        src = self.get_file(path)
+        src = self._find(path)
         if src is None:
             raise ValueError(f"{os.fspath(path)} is not a file of this layout")
         ignore = set(ignore_strict_entities) | {"datatype"}
@@ -407,17 +658,69 @@ class Layout:
     def get_events(self, path: PathLike, **filters: Any) -> List[str]:
         return self.get_nearest(path, suffix="events", extension=".tsv", all_=True, **filters)
 
-    def parse_file_entities(self, filename: PathLike, **_: Any) -> dict:
+    def get_fieldmap(self, path: PathLike, return_list: bool = False):
+        """The fieldmap(s) whose ``IntendedFor`` names ``path``: dicts of the fieldmap's
+        files and its kind (``suffix``), as pybids gives them."""
+        path = os.fspath(path)
+        sub = self.parse_file_entities(path).get("subject")
+        found = []
+        for f in self.get(subject=sub, suffix=["phase1", "phasediff", "epi", "fieldmap"],
+                          extension=[".nii.gz", ".nii"]):
+            intended = f._metadata.get("IntendedFor")
+            if intended is None:
+                continue
+            targets = intended if isinstance(intended, list) else [intended]
+            if not any(path.endswith(os.path.normpath(str(t).split(":", 2)[-1] if str(t).startswith("bids:") else str(t)))
+                       for t in targets):
+                continue
+            found.append(_fieldmap_entry(f))
+        if return_list:
+            return found
+        if len(found) > 1:
+            raise ValueError("More than one fieldmap found; pass return_list=True to get them all.")
+        return found[0] if found else None
+
+    def get_tr(self, derivatives: bool = False, **filters: Any) -> float:
+        """The repetition time shared by the matching functional images (NoMatchError
+        when there are none or they differ)."""
+        filters.update(suffix="bold", datatype="func")
+        images = self.get(extension=[".nii", ".nii.gz"], scope="all" if derivatives else "raw", **filters)
+        if not images:
+            raise NoMatchError("No functional images that match criteria found.")
+        trs = {round(float(f._metadata["RepetitionTime"]), 5) for f in images}
+        if len(trs) > 1:
+            raise NoMatchError(f"Unique TR cannot be found given filters {filters!r}")
+        return trs.pop()
+
+    def _associations(self, f: BIDSFile, kind: Optional[str], include_parents: bool) -> list:
+        return []
+
+    # -- names and paths --------------------------------------------------------------
+
+    def parse_file_entities(self, filename: PathLike, scope: Any = "all", entities: Any = None,
+                            config: Any = None, include_unmatched: bool = False) -> dict:
         """Entities, suffix, extension (and datatype, from the parent directory) of a
-        file name; the file need not exist."""
+        file name; the file need not exist. ``config='bids'`` (or ``scope='raw'``) leaves
+        out the derivative entities, ``config='derivatives'`` keeps only them."""
+        kind = _config_kind(config)
+        if kind is None and scope not in ("all", None):
+            layouts = self._get_layouts_in_scope(scope)
+            if layouts and not any(lay._is_derivative for lay in layouts):
+                kind = "bids"
         p = os.fspath(filename)
         pairs, suffix, ext = _native.parse_name(os.path.basename(p))
         out: Dict[str, Any] = {}
         for key, value in pairs:
-            name = self._entity_names.get(key)
+            name = self._short_names.get(key)
             if name is None:
                 continue
+            if kind == "bids" and name in _DERIVATIVE_ONLY:
+                continue
+            if kind == "derivatives" and name not in _DERIVATIVE_ONLY:
+                continue
             out[name] = PaddedInt(value) if name in self._index_entities and value.isdigit() else value
+        if kind == "derivatives":
+            return out
         if suffix:
             out["suffix"] = suffix
         if ext:
@@ -428,27 +731,76 @@ class Layout:
         return out
 
     def _datatypes(self) -> set:
-        return {f.entities["datatype"] for f in self._files if "datatype" in f.entities}
+        known = self.__dict__.get("_datatype_cache")
+        if known is None:
+            known = {f.entities["datatype"] for f in self._scoped("all") if "datatype" in f.entities}
+            known |= {"anat", "func", "dwi", "fmap", "perf", "meg", "eeg", "ieeg", "beh", "pet",
+                      "micr", "nirs", "motion", "mrs", "emg"}
+            self._datatype_cache = known
+        return known
 
-    def build_path(self, source: Union[dict, PathLike, BIDSFile], absolute_paths: bool = False, **_: Any) -> str:
+    def build_path(self, source: Union[dict, PathLike, BIDSFile], path_patterns: Any = None,
+                   strict: bool = False, scope: Any = "all", validate: bool = True,
+                   absolute_paths: bool = True) -> Optional[str]:
         """The canonical path of a file from its entities (a dict with entity names,
-        ``suffix``, ``extension`` and optionally ``datatype``), a file name or a file."""
+        ``suffix``, ``extension`` and optionally ``datatype``), a file name or a file.
+        Without an extension the first the standard allows is used (``.nii.gz`` for
+        images). ``strict``: unknown entities are an error (else dropped);
+        ``validate=False``: values need not be valid labels. ``path_patterns``: pybids
+        pattern strings, tried in order, instead of the standard's rules."""
         if isinstance(source, BIDSFile):
             ents = dict(source.entities)
         elif isinstance(source, dict):
             ents = dict(source)
         else:
             ents = self.parse_file_entities(source)
+        if path_patterns:
+            patterns = [path_patterns] if isinstance(path_patterns, str) else list(path_patterns)
+            for pat in patterns:
+                built = format_pattern(pat, ents, strict=strict)
+                if built is not None:
+                    return os.path.join(self.root, built) if absolute_paths else built
+            return None
         suffix = ents.pop("suffix", None)
-        ext = ents.pop("extension", "")
+        ext = ents.pop("extension", None)
         datatype = ents.pop("datatype", None)
-        if not suffix:
-            raise ValueError("build_path needs a suffix")
         pairs = []
         for k, v in ents.items():
-            name = _PYBIDS_NAMES.get(k, k)
-            pairs.append((name, str(v)))
-        rel = _native.build_path(self.root, pairs, suffix, ext or "", datatype=datatype, schema=self._schema)
+            if v is None:
+                continue
+            canonical = self._entity_names.get(k)
+            if canonical is None:
+                if strict:
+                    raise ValueError(f"'{k}' is not an entity this layout knows")
+                continue
+            pairs.append((_PYBIDS_NAMES.get(canonical, canonical), str(v)))
+        if not suffix:
+            raise ValueError("build_path needs a suffix")
+        placeholders: Dict[str, str] = {}
+        if not validate:
+            # Values need not be labels: build with stand-ins, then put them back.
+            subst = []
+            for i, (k, v) in enumerate(pairs):
+                token = f"nidosv{i}x"
+                placeholders[token] = v
+                subst.append((k, token))
+            pairs = subst
+        if ext is not None and ext != "" and not str(ext).startswith("."):
+            ext = "." + str(ext)
+        candidates = [ext] if ext else list(_DEFAULT_EXTENSIONS)
+        rel = None
+        last: Optional[Exception] = None
+        for cand in candidates:
+            try:
+                rel = _native.build_path(self.root, pairs, suffix, cand or "", datatype=datatype,
+                                         schema=self._schema)
+                break
+            except ValueError as e:
+                last = e
+        if rel is None:
+            raise ValueError(str(last) if last else "no path for these entities")
+        for token, value in placeholders.items():
+            rel = rel.replace(token, value)
         return os.path.join(self.root, rel) if absolute_paths else rel
 
     # -- tables -----------------------------------------------------------------------
@@ -479,24 +831,160 @@ class Layout:
 
         return pd.DataFrame.from_records(self._records(metadata))
 
-    to_df = to_pandas
+    def to_df(self, metadata: bool = False, **filters: Any):
+        """pybids' table: a ``path`` column and one per entity (and, with ``metadata``,
+        one per sidecar key) for the matching files."""
+        import pandas as pd
+
+        rows = []
+        for f in self.get(**filters):
+            row: Dict[str, Any] = {"path": f.path}
+            row.update({k: (int(v) if isinstance(v, PaddedInt) else v) for k, v in f.entities.items()})
+            if metadata:
+                for k, v in f._metadata.items():
+                    row.setdefault(k, v)
+            rows.append(row)
+        return pd.DataFrame.from_records(rows)
+
+    # -- the on-disk index ------------------------------------------------------------
+
+    def save(self, path: PathLike = ".", replace_connection: bool = True) -> None:
+        """Write the listing as Parquet into the folder ``path`` (a ``database_path``
+        a later layout reloads)."""
+        listing = self._listing if self._listing is not None else json.loads(
+            _native.scan_json(self.root, derivatives=False, schema=self._schema))
+        _store.save(os.fspath(path), self.root, self._listing_key(), listing)
+        if replace_connection:
+            self._database_path = os.fspath(path)
+
+    @classmethod
+    def load(cls, database_path: PathLike) -> "Layout":
+        """The layout saved in ``database_path``."""
+        root, key = _store.saved_root(os.fspath(database_path))
+        return cls(root, database_path=database_path, derivatives=key.get("derivatives", False),
+                   schema=key.get("schema"))
+
+    def clone(self) -> "Layout":
+        import copy
+
+        return copy.deepcopy(self)
 
 
-def _rebuild(root, derivatives, schema):
-    return Layout(root, derivatives=derivatives, schema=schema)
+def _rebuild(root, validate, derivatives, schema, is_derivative, opts):
+    return Layout(root, validate=validate, derivatives=derivatives, schema=schema,
+                  is_derivative=is_derivative, indexer=opts or None)
+
+
+def _check_derivative(desc: Optional[dict], root: str) -> None:
+    if desc is None:
+        raise BIDSDerivativesValidationError(
+            f"{root}: a derivative dataset needs a dataset_description.json"
+        )
+    if not desc.get("GeneratedBy") and not desc.get("PipelineDescription"):
+        raise BIDSDerivativesValidationError(
+            f"{root}: a derivative dataset's description needs GeneratedBy "
+            "(or PipelineDescription)"
+        )
 
 
 def _derivative_roots(path: str) -> List[str]:
     if os.path.isfile(os.path.join(path, "dataset_description.json")):
         return [path]
     out = []
-    for name in sorted(os.listdir(path)):
-        sub = os.path.join(path, name)
-        if os.path.isfile(os.path.join(sub, "dataset_description.json")):
-            out.append(sub)
+    if os.path.isdir(path):
+        for name in sorted(os.listdir(path)):
+            sub = os.path.join(path, name)
+            if os.path.isfile(os.path.join(sub, "dataset_description.json")):
+                out.append(sub)
     if not out:
-        raise ValueError(f"{path}: no derivative dataset (no dataset_description.json)")
+        warnings.warn(f"{path}: no derivative dataset (no dataset_description.json); skipped",
+                      UserWarning, stacklevel=3)
     return out
+
+
+def _walk_unvalidated(root: str, ignore: Any, force: Any) -> List[str]:
+    """Every file under ``root`` but dot files and the ignored folders (pybids' index
+    when it does not validate)."""
+    ignore = list(_DEFAULT_IGNORE) if ignore is None else list(ignore) + ["derivatives"]
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        rel_dir = os.path.relpath(dirpath, root)
+        keep = []
+        for d in dirnames:
+            rel = d if rel_dir == "." else os.path.join(rel_dir, d)
+            if d.startswith(".") or _ignored(rel, ignore):
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        for name in filenames:
+            if name.startswith("."):
+                continue
+            rel = name if rel_dir == "." else os.path.join(rel_dir, name)
+            if _ignored(rel, ignore):
+                continue
+            out.append(os.path.join(dirpath, name))
+    return out
+
+
+def _ignored(rel: str, patterns: list) -> bool:
+    for p in patterns:
+        if isinstance(p, re.Pattern):
+            if p.search("/" + rel.replace(os.sep, "/")):
+                return True
+        elif rel == os.fspath(p) or rel.startswith(os.fspath(p).rstrip("/") + os.sep):
+            return True
+    return False
+
+
+def _fieldmap_entry(f: BIDSFile) -> dict:
+    suffix = f.entities["suffix"]
+    if suffix == "phasediff":
+        out = {"phasediff": f.path, "magnitude1": f.path.replace("phasediff", "magnitude1"),
+               "suffix": "phasediff"}
+        mag2 = f.path.replace("phasediff", "magnitude2")
+        if os.path.isfile(mag2):
+            out["magnitude2"] = mag2
+        return out
+    if suffix == "phase1":
+        return {"phase1": f.path, "magnitude1": f.path.replace("phase1", "magnitude1"),
+                "phase2": f.path.replace("phase1", "phase2"),
+                "magnitude2": f.path.replace("phase1", "magnitude2"), "suffix": "phase"}
+    if suffix == "epi":
+        return {"epi": f.path, "suffix": "epi"}
+    return {"fieldmap": f.path, "magnitude": f.path.replace("fieldmap", "magnitude"),
+            "suffix": "fieldmap"}
+
+
+def _config_kind(config: Any) -> Optional[str]:
+    if config is None:
+        return None
+    items = config if isinstance(config, (list, tuple)) else [config]
+    names = {getattr(c, "name", c) for c in items}
+    if names == {"derivatives"}:
+        return "derivatives"
+    if "derivatives" not in names:
+        return "bids"
+    return None
+
+
+def _suggest(key: str, names: List[str]) -> List[str]:
+    close = [n for n in names if n.startswith(key) and n != key]
+    for n in difflib.get_close_matches(key, names, n=3, cutoff=0.6):
+        if n not in close:
+            close.append(n)
+    return sorted(set(close))
+
+
+def _natural_key(path: str):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path)]
+
+
+def _freeze(v: Any) -> Any:
+    if isinstance(v, list):
+        return tuple(_freeze(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _freeze(x) for k, x in v.items()}
+    return v
 
 
 def _sort_key(v: Any):
@@ -506,16 +994,25 @@ def _sort_key(v: Any):
 
 
 def _target_dir(f: BIDSFile, target: str, root: str, absolute: Optional[bool]) -> Optional[str]:
-    """The directory a target entity names (``sub-01``, ``sub-01/ses-1``) for a file."""
+    """The directory a target entity names (``sub-01``, ``sub-01/ses-1``, a datatype
+    folder) for a file."""
     parts = f.relpath.split(os.sep)
     value = f.entities.get(target)
     if value is None:
         return None
     for i, part in enumerate(parts[:-1]):
-        if part.split("-", 1)[-1] == str(value) and "-" in part:
+        if (target == "datatype" and part == str(value)) or ("-" in part and part.split("-", 1)[-1] == str(value)):
             d = os.path.join(*parts[: i + 1])
             return os.path.join(root, d) if absolute is not False else d
     return None
+
+
+def _normalize(wanted: Any) -> Any:
+    if isinstance(wanted, numbers.Integral) and not isinstance(wanted, (int, bool)):
+        return int(wanted)
+    if isinstance(wanted, numbers.Real) and not isinstance(wanted, (float, int, bool)):
+        return float(wanted)
+    return wanted
 
 
 def _value_matches(actual: Any, wanted: Any, regex: bool, is_ext: bool) -> bool:
@@ -528,10 +1025,11 @@ def _value_matches(actual: Any, wanted: Any, regex: bool, is_ext: bool) -> bool:
         return True
     if actual is None:
         return False
+    wanted = _normalize(wanted)
+    if is_ext and isinstance(wanted, str) and wanted and not wanted.startswith(".") and not regex:
+        wanted = "." + wanted
     if regex:
         return re.search(str(wanted), str(actual)) is not None
-    if is_ext and isinstance(wanted, str) and wanted and not wanted.startswith("."):
-        wanted = "." + wanted
     if isinstance(actual, PaddedInt):
         return actual == wanted
     if isinstance(actual, str):
