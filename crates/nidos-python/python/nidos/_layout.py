@@ -74,7 +74,7 @@ def _special(value: Any) -> Optional[str]:
     return None
 
 
-class PaddedInt(int):
+class _PaddedInt(int):
     """An index label: compares as its number, prints as written (``01``)."""
 
     def __new__(cls, text: Union[str, int]):
@@ -89,7 +89,7 @@ class PaddedInt(int):
         return f"PaddedInt({self._text!r})"
 
     def __reduce__(self):
-        return (PaddedInt, (self._text,))
+        return (type(self), (self._text,))
 
     __hash__ = int.__hash__
 
@@ -102,6 +102,12 @@ class PaddedInt(int):
 
     def __ne__(self, other: Any) -> bool:
         return not self.__eq__(other)
+
+
+try:  # pybids' class when installed, so isinstance checks written for pybids hold
+    from bids.layout.utils import PaddedInt  # type: ignore
+except Exception:
+    PaddedInt = _PaddedInt
 
 
 class _Dataset:
@@ -168,11 +174,15 @@ def _indexer_options(indexer: Any) -> dict:
         return {}
     if isinstance(indexer, dict):
         return dict(indexer)
-    return {
+    out = {
         k: getattr(indexer, k)
         for k in ("validate", "ignore", "force_index", "index_metadata")
         if hasattr(indexer, k)
     }
+    if "validate" not in out and hasattr(indexer, "validator"):
+        # pybids' indexer keeps a validator object only when it validates.
+        out["validate"] = indexer.validator is not None
+    return out
 
 
 class Layout:
@@ -208,8 +218,8 @@ class Layout:
         if root is None:
             raise ValueError("a layout needs a root folder")
         opts = _indexer_options(indexer)
-        if "validate" in opts and indexer is not None:
-            validate = bool(opts["validate"]) if validate is True else validate
+        if "validate" in opts:
+            validate = bool(opts["validate"])
         self.root = os.path.abspath(os.fspath(root))
         if not os.path.isdir(self.root):
             raise ValueError(f"BIDS root does not exist: {self.root}")
@@ -307,9 +317,10 @@ class Layout:
             path = os.path.join(root, rel)
             meta = metadata[meta_id] if (meta_id is not None and meta_id < len(metadata)) else {}
             files.append(self._make_file(path, ents, datatype, suffix, ext, size, meta, dataset))
-        if not self._validate:
+        force = self._opts.get("force_index")
+        if not self._validate or force:
             known = {f.path for f in files}
-            for path in _walk_unvalidated(root, self._opts.get("ignore"), self._opts.get("force_index")):
+            for path in _walk_unvalidated(root, self._opts.get("ignore"), force, self._validate):
                 if path not in known:
                     files.append(self._parsed_file(path, dataset))
         files.sort(key=lambda f: _natural_key(f.path))
@@ -430,7 +441,10 @@ class Layout:
 
     @property
     def entities(self) -> Dict[str, list]:
-        return self.get_entities()
+        """Every entity name the layout accepts -> the values it takes (possibly none)."""
+        out: Dict[str, list] = {name: [] for name in set(self._accepted_names("all").values())}
+        out.update(self.get_entities())
+        return out
 
     @property
     def config(self) -> Dict[str, Any]:
@@ -733,10 +747,12 @@ class Layout:
     def _datatypes(self) -> set:
         known = self.__dict__.get("_datatype_cache")
         if known is None:
-            known = {f.entities["datatype"] for f in self._scoped("all") if "datatype" in f.entities}
+            files = self._scoped("all") if "_files" in self.__dict__ else []
+            known = {f.entities["datatype"] for f in files if "datatype" in f.entities}
             known |= {"anat", "func", "dwi", "fmap", "perf", "meg", "eeg", "ieeg", "beh", "pet",
                       "micr", "nirs", "motion", "mrs", "emg"}
-            self._datatype_cache = known
+            if "_files" in self.__dict__:
+                self._datatype_cache = known
         return known
 
     def build_path(self, source: Union[dict, PathLike, BIDSFile], path_patterns: Any = None,
@@ -902,10 +918,14 @@ def _derivative_roots(path: str) -> List[str]:
     return out
 
 
-def _walk_unvalidated(root: str, ignore: Any, force: Any) -> List[str]:
+def _walk_unvalidated(root: str, ignore: Any, force: Any, forced_only: bool = False) -> List[str]:
     """Every file under ``root`` but dot files and the ignored folders (pybids' index
-    when it does not validate)."""
+    when it does not validate); ``forced_only``: only those ``force`` names (pybids'
+    ``force_index`` on a validated index)."""
     ignore = list(_DEFAULT_IGNORE) if ignore is None else list(ignore) + ["derivatives"]
+    force = list(force or [])
+    # A folder both forced and ignored by default is walked (pybids' force_index).
+    ignore = [p for p in ignore if not (isinstance(p, str) and _ignored(p, force))]
     out = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
         rel_dir = os.path.relpath(dirpath, root)
@@ -920,7 +940,9 @@ def _walk_unvalidated(root: str, ignore: Any, force: Any) -> List[str]:
             if name.startswith("."):
                 continue
             rel = name if rel_dir == "." else os.path.join(rel_dir, name)
-            if _ignored(rel, ignore):
+            if _ignored(rel, ignore) and not _ignored(rel, force):
+                continue
+            if forced_only and not _ignored(rel, force):
                 continue
             out.append(os.path.join(dirpath, name))
     return out
@@ -1030,8 +1052,10 @@ def _value_matches(actual: Any, wanted: Any, regex: bool, is_ext: bool) -> bool:
         wanted = "." + wanted
     if regex:
         return re.search(str(wanted), str(actual)) is not None
-    if isinstance(actual, PaddedInt):
-        return actual == wanted
+    if isinstance(actual, int) and not isinstance(actual, bool):
+        if isinstance(wanted, str):
+            return wanted == str(actual) or (wanted.isdigit() and int(wanted) == int(actual))
+        return int(actual) == wanted
     if isinstance(actual, str):
         return actual == str(wanted) if not isinstance(wanted, bool) else False
     return actual == wanted
