@@ -280,7 +280,14 @@ class Layout:
             if fmt == "index" and name == "run":
                 self._index_entities.add(out)
         metadata = [] if self._opts.get("index_metadata") is False else data["metadata"]
-        datasets = data["datasets"]
+        # Paths start from the root as given (the listing's may have symbolic links
+        # resolved), as pybids' do.
+        listed = data["datasets"][0]["root"]
+        datasets = []
+        for ds in data["datasets"]:
+            if ds["root"] == listed or ds["root"].startswith(listed.rstrip("/") + "/"):
+                ds = dict(ds, root=self.root + ds["root"][len(listed.rstrip("/")):])
+            datasets.append(ds)
         self._set_files(datasets[0], metadata)
         for ds in datasets[1:]:
             child = Layout.__new__(Layout)
@@ -339,7 +346,14 @@ class Layout:
         if datatype:
             entities["datatype"] = datatype
         cls = file_class(path)
-        return cls(path, os.path.relpath(path, self.root), entities, size, dataset, meta)
+        return cls(path, os.path.relpath(path, self._top_root()), entities, size, dataset, meta)
+
+    def _top_root(self) -> str:
+        """The root that relative paths start from: the outermost layout's."""
+        lay = self
+        while lay._parent is not None:
+            lay = lay._parent
+        return lay.root
 
     def _parsed_file(self, path: str, dataset: _Dataset) -> BIDSFile:
         ents = self.parse_file_entities(path)
@@ -348,7 +362,7 @@ class Layout:
         except OSError:
             size = 0
         cls = file_class(path)
-        return cls(path, os.path.relpath(path, self.root), ents, size, dataset, {})
+        return cls(path, os.path.relpath(path, self._top_root()), ents, size, dataset, {})
 
     def add_derivatives(self, path: Union[PathLike, Sequence[PathLike]], parent_database_path=None,
                         validate: bool = True, absolute_paths: bool = True, **kwargs: Any) -> None:
@@ -797,6 +811,9 @@ class Layout:
             # Values need not be labels: build with stand-ins, then put them back.
             subst = []
             for i, (k, v) in enumerate(pairs):
+                if v.isalnum():
+                    subst.append((k, v))
+                    continue
                 token = f"nidosv{i}x"
                 placeholders[token] = v
                 subst.append((k, token))

@@ -80,7 +80,7 @@ def main() -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in [HERE, env.get("PYTHONPATH")] if p)
     env["PYBIDS_TEST_DATA"] = os.path.join(work, "tests")
-    env["BIDS_EXAMPLES"] = os.path.abspath(args.examples)
+    env["BIDS_EXAMPLES"] = os.path.realpath(args.examples)
     report = os.path.join(args.cache, "outcomes.txt")
     cmd = [sys.executable, "-m", "pytest", "-p", "nidos_swap", "-p", "no:cacheprovider",
            "-q", "-rfE", "--tb=line", f"--junitxml={report}.xml", "-o", "junit_family=xunit1",
