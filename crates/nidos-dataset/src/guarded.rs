@@ -175,7 +175,10 @@ mod tests {
     fn fifo_is_refused_without_blocking() {
         let d = tmp("fifo");
         let p = d.join("dataset_description.json");
-        let made = std::process::Command::new("mkfifo").arg(&p).status().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap();
         assert!(made.success());
         let e = read_regular(&p, 10).unwrap_err();
         assert!(is_not_regular(&e), "{e}");

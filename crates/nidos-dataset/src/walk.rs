@@ -75,20 +75,17 @@ fn load_ignore(
     }
     let path = root.join(name);
     // Only an ignore file inside the dataset is read (a link may lead elsewhere).
-    match fs.canonicalize(&path) {
-        Ok(target) if !target.starts_with(root) => {
-            issues.push(DatasetIssue::new(
-                "SYMLINK_OUTSIDE_DATASET",
-                Severity::Warning,
-                &format!("/{name}"),
-                format!(
-                    "symbolic link points outside the dataset ({}); not read",
-                    target.display()
-                ),
-            ));
-            return None;
-        }
-        _ => {}
+    if let Some(target) = fs.canonicalize(&path).ok().filter(|t| !t.starts_with(root)) {
+        issues.push(DatasetIssue::new(
+            "SYMLINK_OUTSIDE_DATASET",
+            Severity::Warning,
+            &format!("/{name}"),
+            format!(
+                "symbolic link points outside the dataset ({}); not read",
+                target.display()
+            ),
+        ));
+        return None;
     }
     let bytes = match fs.read(&path, MAX_IGNORE_BYTES) {
         Ok(b) => b,
