@@ -1,5 +1,6 @@
 //! `nidos index DATASET... -o OUT.parquet`: one Parquet row per accepted file of every
-//! dataset found at or under the given folders (see `nidos_index`).
+//! dataset found at or under the given folders (see `nidos_index`), and one row for each
+//! dataset or folder that could not be read (its `status` says why; also on stderr).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,12 +33,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for d in &found {
         let loaded = schema_arg::load_for_dataset(&args.schema, &d.root)?;
         loaded.print_warnings(&format!("nidos: {}: ", d.name));
-        sets.push(nidos_index::index_dataset(
-            &d.root,
-            &d.name,
-            &loaded.schema,
-            &OpenOptions::default(),
-        )?);
+        // A dataset that cannot be indexed is one row saying why; the run goes on.
+        let set = nidos_index::index_found(d, &loaded.schema, &OpenOptions::default());
+        if !set.status.is_ok() {
+            eprintln!("nidos: {}: {}", d.name, set.status);
+        }
+        sets.push(set);
         // The entity columns are those of the first dataset's schema.
         columns_schema.get_or_insert(loaded.schema);
     }

@@ -261,7 +261,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
 fn read_config(args: &Args) -> anyhow::Result<Config> {
     match &args.config {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
+            // Guarded as dataset files are: a regular file of at most 16 MiB.
+            let bytes = nidos_dataset::guarded::read_regular(p, 16 << 20)
+                .with_context(|| format!("reading config {}", p.display()))?;
+            let text = String::from_utf8(bytes)
                 .with_context(|| format!("reading config {}", p.display()))?;
             Config::from_json(&text).with_context(|| format!("config {}", p.display()))
         }

@@ -33,9 +33,7 @@ pub fn explain(
 ) {
     let key = schema.brand.version_key.clone();
     let brand = schema.brand.name.clone();
-    let Some(declared) = std::fs::read(dir.join("dataset_description.json"))
-        .ok()
-        .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
+    let Some(declared) = nidos_dataset::read_description(dir)
         .and_then(|v| v.get(&key).and_then(|v| v.as_str()).map(str::to_string))
     else {
         return;

@@ -40,7 +40,11 @@ fn load_error(e: nidos_schema::SchemaErrors) -> anyhow::Error {
 /// Loads the schema for validating `dataset`: the brand its description selects, the
 /// version it declares (or `--std-version`), from the bundled rules or `--schema`.
 pub fn load_for_dataset(args: &SchemaArgs, dataset: &Path) -> anyhow::Result<Loaded> {
-    load_with(args, Some(dataset), nidos_schema::read_description(dataset))
+    load_with(
+        args,
+        Some(dataset),
+        nidos_dataset::read_description(dataset),
+    )
 }
 
 /// Loads the schema for a dataset with no directory (`validate --filename-mode`): the

@@ -69,9 +69,11 @@ pub fn remote(arg: &Path, dataset: Option<&Path>) -> anyhow::Result<Option<Remot
     }
     let template = match std::env::var(PUBLISHED_ENV) {
         Ok(t) if !t.is_empty() => Some(t),
-        _ => nidos_schema::published_schema_template(dataset)
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .context("reading where the bundled rules say schemas are published")?,
+        _ => nidos_schema::published_schema_template(
+            dataset.and_then(nidos_dataset::read_description).as_ref(),
+        )
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("reading where the bundled rules say schemas are published")?,
     };
     let Some(template) = template else {
         anyhow::bail!(

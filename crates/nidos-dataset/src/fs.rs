@@ -165,30 +165,29 @@ impl Fs for OsFs {
         }
     }
 
+    // Every open goes through `guarded::open_regular`: regular files only, told apart
+    // without blocking (a FIFO or a device is refused, not opened for reading).
+
     fn read(&self, path: &Path, cap: u64) -> io::Result<Vec<u8>> {
-        let f = std::fs::File::open(path)?;
-        let mut buf = Vec::new();
-        f.take(cap.saturating_add(1)).read_to_end(&mut buf)?;
-        if buf.len() as u64 > cap {
-            return Err(too_large(cap));
-        }
-        Ok(buf)
+        crate::guarded::read_regular(path, cap)
     }
 
     fn read_prefix(&self, path: &Path, n: usize) -> io::Result<Vec<u8>> {
-        let f = std::fs::File::open(path)?;
+        let (f, _) = crate::guarded::open_regular(path)?;
         let mut buf = Vec::with_capacity(n.min(1 << 20));
         f.take(n as u64).read_to_end(&mut buf)?;
         Ok(buf)
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
-        Ok(Box::new(io::BufReader::new(std::fs::File::open(path)?)))
+        let (f, _) = crate::guarded::open_regular(path)?;
+        Ok(Box::new(io::BufReader::new(f)))
     }
 
     /// Unbuffered: its callers read whole files or buffer themselves.
     fn open_sized(&self, path: &Path, len: u64) -> io::Result<Box<dyn Read + Send>> {
-        Ok(Box::new(std::fs::File::open(path)?.take(len)))
+        let (f, _) = crate::guarded::open_regular(path)?;
+        Ok(Box::new(f.take(len)))
     }
 
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
@@ -207,10 +206,7 @@ fn kind_of(m: &std::fs::Metadata) -> Kind {
 }
 
 pub(crate) fn too_large(cap: u64) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("file is larger than the {cap}-byte limit"),
-    )
+    crate::guarded::too_large(cap)
 }
 
 /// One node of a [`MemFs`].

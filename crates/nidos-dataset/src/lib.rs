@@ -17,7 +17,7 @@
 //! file's content is parsed at most once per dataset; a bad file is an issue, never a panic.
 //!
 //! Layers, each module using only those before it (no import cycles):
-//! `fs`, `filename`, `loaders`, `entry`, `schema_info` (plain types) → `walk` → `index`
+//! `fs` (with `guarded`, the one guarded open), `filename`, `loaders`, `entry`, `schema_info` (plain types) → `walk` → `index`
 //! (lookup indexes) → `dataset` ([`FileTree`]: walk and indexes) → `inherit` (the
 //! inheritance search over the tree) → `load` ([`Dataset`]: the tree plus the caches of
 //! parsed content; sidecar merging; dataset-level values) → `assoc` (associations) →
@@ -32,6 +32,7 @@ pub mod dataset;
 pub mod entry;
 pub mod filename;
 pub mod fs;
+pub mod guarded;
 mod index;
 pub mod inherit;
 pub mod kinds;
@@ -48,6 +49,7 @@ pub use dataset::{derivative_datasets, FileTree};
 pub use entry::{DatasetError, DatasetIssue, FileEntry, OpenOptions, Severity};
 pub use filename::{parse_name, NameTable, ParsedName};
 pub use fs::{Fs, MemFs, OsFs};
+pub use guarded::read_description;
 pub use load::sidecar::{SidecarMerge, SidecarOverride};
 pub use load::Dataset;
 pub use opened::{display_json, locate, open_file_context, OpenedFile};

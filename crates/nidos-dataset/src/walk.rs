@@ -74,6 +74,19 @@ fn load_ignore(
         return None;
     }
     let path = root.join(name);
+    // Only an ignore file inside the dataset is read (a link may lead elsewhere).
+    if let Some(target) = fs.canonicalize(&path).ok().filter(|t| !t.starts_with(root)) {
+        issues.push(DatasetIssue::new(
+            "SYMLINK_OUTSIDE_DATASET",
+            Severity::Warning,
+            &format!("/{name}"),
+            format!(
+                "symbolic link points outside the dataset ({}); not read",
+                target.display()
+            ),
+        ));
+        return None;
+    }
     let bytes = match fs.read(&path, MAX_IGNORE_BYTES) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
@@ -304,6 +317,17 @@ impl Walker<'_> {
             self.dir(out, &child_abs, &child_rel, ancestors, child_flags);
             ancestors.pop();
         } else {
+            if meta.kind == Some(Kind::Other) && !outside && !child_flags.ignored {
+                // A FIFO, socket or device: the guarded open refuses it, so say so here,
+                // where it is found, rather than leave an unexplained empty file.
+                issue(
+                    out,
+                    "FILE_READ",
+                    Severity::Error,
+                    &child_rel,
+                    "not a regular file (a FIFO, socket or device); not read",
+                );
+            }
             out.files.push(FileEntry {
                 name: parse_name(name, false),
                 path: child_rel,

@@ -325,7 +325,12 @@ fn run_file(
             return None;
         }
     };
-    let before = match std::fs::read(&full) {
+    // The guarded read: a regular file (a FIFO would block), within the largest size a
+    // table is read whole.
+    let before = match nidos_dataset::guarded::read_regular(
+        &full,
+        nidos_dataset::load::MAX_WHOLE_TABLE_BYTES,
+    ) {
         Ok(b) => Some(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {

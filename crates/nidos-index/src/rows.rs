@@ -9,6 +9,7 @@ use nidos_dataset::OpenOptions;
 use nidos_schema::Schema;
 use serde_json::{Map, Value};
 
+use crate::roots::{FoundDataset, Status};
 use crate::IndexError;
 
 /// One file of a dataset.
@@ -39,6 +40,36 @@ pub struct DatasetIndex {
     pub rows: Vec<FileRow>,
     /// The distinct merged sidecars.
     pub metadata: Vec<Map<String, Value>>,
+    /// Whether it could be indexed; when not, `rows` is one row with an empty path.
+    pub status: Status,
+}
+
+/// Indexes a dataset [`crate::find_roots`] found: its files when its status is ok and
+/// listing it succeeds, else one row that says why not (the run goes on).
+pub fn index_found(found: &FoundDataset, schema: &Schema, opts: &OpenOptions) -> DatasetIndex {
+    let status = match &found.status {
+        Status::Ok => match index_dataset(&found.root, &found.name, schema, opts) {
+            Ok(set) => return set,
+            Err(e) => Status::Unreadable(e.to_string()),
+        },
+        other => other.clone(),
+    };
+    DatasetIndex {
+        name: found.name.clone(),
+        root: found.root.to_string_lossy().into_owned(),
+        rows: vec![FileRow {
+            path: String::new(),
+            entities: IndexMap::new(),
+            extra_entities: IndexMap::new(),
+            datatype: None,
+            suffix: None,
+            ext: String::new(),
+            size: 0,
+            metadata: usize::MAX,
+        }],
+        metadata: Vec::new(),
+        status,
+    }
 }
 
 /// Lists the accepted files of the dataset at `root` (its nested derivative datasets
@@ -89,5 +120,6 @@ pub fn index_dataset(
         root: root.to_string_lossy().into_owned(),
         rows,
         metadata: shared.objects,
+        status: Status::Ok,
     })
 }

@@ -173,6 +173,9 @@ pub fn to_record_batch(sets: &[DatasetIndex], schema: &Schema) -> Result<RecordB
         texts.get(i)?.get(r.metadata).cloned()
     }));
 
+    fields.push(Field::new("status", DataType::Utf8, false));
+    columns.push(text_column(&|_, s, _| Some(s.status.to_string())));
+
     let lookup = |s: &DatasetIndex, r: &crate::FileRow, key: &str| -> Option<Value> {
         s.metadata
             .get(r.metadata)

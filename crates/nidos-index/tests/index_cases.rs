@@ -51,9 +51,7 @@ fn run_case(path: &Path) {
     assert_eq!(names, want, "{}: datasets found", path.display());
     let sets: Vec<_> = found
         .iter()
-        .map(|f| {
-            nidos_index::index_dataset(&f.root, &f.name, &schema, &Default::default()).unwrap()
-        })
+        .map(|f| nidos_index::index_found(f, &schema, &Default::default()))
         .collect();
     let batch = nidos_index::to_record_batch(&sets, &schema).unwrap();
     let mut bytes = Vec::new();

@@ -39,10 +39,8 @@ pub fn index_parquet(
         let mut first = None;
         for d in &found {
             let s = schema::for_dataset(&d.root, schema.as_deref(), std_version.as_deref())?;
-            sets.push(
-                nidos_index::index_dataset(&d.root, &d.name, &s, &OpenOptions::default())
-                    .map_err(value_error)?,
-            );
+            // A dataset that cannot be indexed is one row whose `status` says why.
+            sets.push(nidos_index::index_found(d, &s, &OpenOptions::default()));
             first.get_or_insert(s);
         }
         let Some(columns) = first else {

@@ -1,4 +1,5 @@
-//! Choosing the schema for a dataset: `nidos_schema::load_for_dataset`, as the command
+//! Choosing the schema for a dataset: `nidos_schema::load_for_description` on the
+//! description `nidos_dataset::read_description` reads, as the command
 //! line does (brand from the description's version key, version pinned), with loaded
 //! schemas cached for the process.
 
@@ -22,7 +23,7 @@ fn cache() -> &'static Cache {
 
 /// What picks brand and version in a description: its top-level `...Version` strings.
 fn version_keys(dataset: &Path) -> Vec<(String, String)> {
-    let Some(serde_json::Value::Object(obj)) = nidos_schema::read_description(dataset) else {
+    let Some(serde_json::Value::Object(obj)) = nidos_dataset::read_description(dataset) else {
         return Vec::new();
     };
     let mut out: Vec<(String, String)> = obj
@@ -66,7 +67,8 @@ pub fn for_dataset(
         }
         None => Source::Bundled,
     };
-    let chosen = nidos_schema::load_for_dataset(&source, dataset, std_version)
+    let description = nidos_dataset::read_description(dataset);
+    let chosen = nidos_schema::load_for_description(&source, description, std_version)
         .map_err(|e| value_error(format!("loading the schema: {e}")))?;
     let loaded = Arc::new(chosen.schema);
     if let Ok(mut c) = cache().lock() {

@@ -51,10 +51,7 @@ pub use error::{ErrorKind, SchemaError, SchemaErrors, Warning};
 pub use lifecycle::{filter_for_version, LIFECYCLE_KEYS};
 pub use model::*;
 pub use raw::Raw;
-pub use select::{
-    load_for_dataset, load_for_description, published_schema_template, read_description,
-    ForDataset, Source,
-};
+pub use select::{load_for_description, published_schema_template, ForDataset, Source};
 pub use version::{
     bundled_override, bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV,
 };

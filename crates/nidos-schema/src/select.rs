@@ -30,12 +30,6 @@ pub struct ForDataset {
     pub warnings: Vec<Warning>,
 }
 
-/// Reads `DIR/dataset_description.json` as JSON; `None` when absent or not JSON.
-pub fn read_description(dataset: &Path) -> Option<Value> {
-    let bytes = std::fs::read(dataset.join("dataset_description.json")).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
 /// The brands and supported versions of a tree, read without loading all of it (its
 /// `version.yaml` and `meta/brands.yaml`). `None` brands: the tree declares no table.
 fn tree_index(root: &Path) -> Result<(Option<Brands>, Vec<String>), SchemaErrors> {
@@ -58,23 +52,16 @@ fn tree_index(root: &Path) -> Result<(Option<Brands>, Vec<String>), SchemaErrors
     Ok((brands, info.supported))
 }
 
-/// Loads the schema for validating the dataset at `dataset`.
+/// Loads the schema for validating a dataset with description `description` (`None`:
+/// the dataset has none, as in file-name mode, where no dataset is on disk). This crate
+/// reads no dataset file: `nidos_dataset::read_description` reads the description with
+/// the guards every dataset file gets.
 ///
 /// The brand is the one whose version key the dataset description sets (see
 /// [`Brands::choose`]); the version is `requested` (e.g. `--std-version`), else the
 /// declared one, else the newest, each replaced by a supported one with a warning
 /// ([`select_version`]). A compiled JSON holds one version: it is used whatever the
 /// dataset declares, with a warning when `requested` differs.
-pub fn load_for_dataset(
-    source: &Source,
-    dataset: &Path,
-    requested: Option<&str>,
-) -> Result<ForDataset, SchemaErrors> {
-    load_for_description(source, read_description(dataset), requested)
-}
-
-/// Like [`load_for_dataset`], for a dataset description already read (`None`: the
-/// dataset has none, as in file-name mode, where no dataset is on disk).
 pub fn load_for_description(
     source: &Source,
     description: Option<Value>,
@@ -154,9 +141,11 @@ pub fn load_for_description(
 
 /// Where the compiled schemas of the bundled rules' brands are published (a URL with
 /// `{tag}`, see [`crate::model::Brand::published_schema`]): the template of the brand the
-/// description of `dataset` selects, else of the first declared brand that has one.
-/// The bundled rules are the embedded tree, or the one `NIDOS_SCHEMA_DIR` names.
-pub fn published_schema_template(dataset: Option<&Path>) -> Result<Option<String>, SchemaErrors> {
+/// dataset description `description` selects, else of the first declared brand that has
+/// one. The bundled rules are the embedded tree, or the one `NIDOS_SCHEMA_DIR` names.
+pub fn published_schema_template(
+    description: Option<&Value>,
+) -> Result<Option<String>, SchemaErrors> {
     let brands = match bundled_override() {
         Some(dir) => tree_index(&dir)?.0,
         None => crate::embedded_index()?.0,
@@ -164,14 +153,13 @@ pub fn published_schema_template(dataset: Option<&Path>) -> Result<Option<String
     let Some(brands) = brands else {
         return Ok(None);
     };
-    let description = dataset.and_then(read_description);
-    let chosen = brands.choose(description.as_ref()).brand;
+    let chosen = brands.choose(description).brand;
     Ok(chosen
         .published_schema
         .or_else(|| brands.list.iter().find_map(|b| b.published_schema.clone())))
 }
 
-/// [`load_for_dataset`] on the embedded rules.
+/// [`load_for_description`] on the embedded rules.
 fn embedded_for_dataset(
     description: Option<&Value>,
     requested: Option<&str>,

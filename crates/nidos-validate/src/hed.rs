@@ -158,12 +158,11 @@ pub(crate) fn prepare(ds: &Dataset, schema_dirs: &[PathBuf]) -> Result<Option<He
 /// loading its rules, which take one thread. Does nothing when the description cannot be
 /// read (validation reports that).
 pub fn prefetch(root: &std::path::Path) {
-    let path = root.join("dataset_description.json");
-    // A description is a few hundred bytes; a huge one is left to the validation proper.
-    if std::fs::metadata(&path).map_or(true, |m| m.len() > 1 << 20) {
-        return;
-    }
-    let Ok(bytes) = std::fs::read(&path) else {
+    // A description is a few hundred bytes; a huge one is left to the validation proper,
+    // as is one that is not a regular file inside the dataset.
+    let Ok(bytes) =
+        nidos_dataset::guarded::read_in_dataset(root, "dataset_description.json", 1 << 20)
+    else {
         return;
     };
     let Ok(serde_json::Value::Object(mut description)) = serde_json::from_slice(&bytes) else {

@@ -186,7 +186,7 @@ fn schema(which: &str, root: &Path) -> Option<&'static Schema> {
                     nidos_schema::load_path(Path::new(BUNDLED)).unwrap(),
                 ))
             });
-            let description = nidos_schema::read_description(root);
+            let description = nidos_dataset::read_description(root);
             let name = tree.brands.choose(description.as_ref()).brand.name;
             let opts = nidos_schema::LoadOptions {
                 brand: Some(name.clone()),

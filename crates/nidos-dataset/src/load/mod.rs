@@ -286,7 +286,14 @@ impl Dataset {
 
     /// The bytes of the dataset file at `path` (such as `/CITATION.cff`), at most
     /// [`MAX_JSON_BYTES`] of them.
+    /// A file the walk found leaving the dataset through a link is not read.
     pub fn read_file(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        if self.find(path).is_some_and(|f| f.outside) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "symbolic link points outside the dataset; not read",
+            ));
+        }
         self.fs.read(&self.abs(path), MAX_JSON_BYTES)
     }
 
