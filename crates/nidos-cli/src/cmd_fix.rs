@@ -18,6 +18,10 @@ pub struct Args {
     /// Fix only issues with these codes.
     #[arg(long, num_args = 1.., value_name = "CODE")]
     pub only: Vec<String>,
+    /// With --apply: how long to wait for another `nidos fix --apply` on the same
+    /// dataset to finish before giving up (seconds).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub wait: f64,
     #[command(flatten)]
     pub schema: schema_arg::SchemaArgs,
 }
@@ -31,21 +35,69 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // --std-version, else the newest.
         version: None,
     };
+    // One run writes a dataset at a time; the lock is taken before planning, so a run
+    // that waited plans on what the other one wrote.
+    let lock = if args.apply {
+        let wait = std::time::Duration::try_from_secs_f64(args.wait.max(0.0))
+            .unwrap_or(std::time::Duration::MAX);
+        Some(nidos_fix::DatasetLock::acquire(
+            &args.dataset,
+            wait,
+            |holder| {
+                let who = holder.map_or_else(String::new, |p| format!(" (process {p})"));
+                eprintln!(
+                    "nidos: another `nidos fix --apply`{who} is writing this dataset; waiting"
+                );
+            },
+        )?)
+    } else {
+        None
+    };
     let plan = nidos_fix::plan(&loaded.schema, &args.dataset, &opts)?;
     let mut out = std::io::stdout().lock();
     let n_changes: usize = plan.edits.iter().map(|e| e.changes.len()).sum();
-    if args.apply {
-        let written = nidos_fix::apply(&plan)?;
+    if let Some(lock) = &lock {
+        let applied = nidos_fix::apply(&plan, lock)?;
         for edit in &plan.edits {
+            if !applied.written.contains(&edit.path) {
+                continue;
+            }
             for c in &edit.changes {
-                writeln!(out, "fixed {} {}: {}", c.code, edit.path, c.description)?;
+                // The issue each change answers, where validate reports it.
+                let origin = if c.origin == edit.path {
+                    String::new()
+                } else {
+                    format!(" (issue at {})", esc(&c.origin))
+                };
+                writeln!(
+                    out,
+                    "fixed {} {}: {}{origin}",
+                    c.code,
+                    esc(&edit.path),
+                    esc(&c.description)
+                )?;
             }
         }
         summary(&plan)?;
+        for (path, why) in &applied.refused {
+            eprintln!("nidos: {}: {}", esc(path), esc(why));
+        }
         eprintln!(
-            "nidos: {} file(s) written ({n_changes} fix(es))",
-            written.len()
+            "nidos: {} file(s) written ({} fix(es))",
+            applied.written.len(),
+            plan.edits
+                .iter()
+                .filter(|e| applied.written.contains(&e.path))
+                .map(|e| e.changes.len())
+                .sum::<usize>()
         );
+        if !applied.refused.is_empty() {
+            eprintln!(
+                "nidos: {} file(s) not written: they changed while fix ran; run it again",
+                applied.refused.len()
+            );
+            return Ok(ExitCode::from(2));
+        }
     } else {
         for edit in &plan.edits {
             write!(out, "{}", nidos_fix::unified_diff(edit))?;
@@ -69,7 +121,7 @@ fn summary(plan: &nidos_fix::Plan) -> std::io::Result<()> {
     if !plan.manual.is_empty() {
         writeln!(err, "needs a person:")?;
         for m in &plan.manual {
-            writeln!(err, "  {} {}: {}", m.code, m.location, m.reason)?;
+            writeln!(err, "  {} {}: {}", m.code, esc(&m.location), esc(&m.reason))?;
         }
     }
     if plan.without_fix > 0 {
@@ -80,4 +132,9 @@ fn summary(plan: &nidos_fix::Plan) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Text from the dataset (names, values) made safe for a terminal.
+fn esc(text: &str) -> String {
+    nidos_fix::escape_name(text)
 }

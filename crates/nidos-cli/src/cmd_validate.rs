@@ -174,6 +174,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         crate::later_versions::explain(&mut report, schema, &ds, &opts, dir, &open, &timer);
         timer.lap("later versions (the rest)");
     }
+    if report.issues.iter().any(|i| i.fixable) {
+        mark_what_fix_changes(&loaded.schema, &args.dataset, &ds, &mut report);
+        timer.lap("fixable marks");
+    }
     if args.recursive {
         drop(ds);
     } else {
@@ -508,6 +512,36 @@ fn check_modalities(schema: &Schema, given: &[String]) -> anyhow::Result<()> {
 /// Unless `--recursive` (each dataset freed before the next is opened), the opened
 /// dataset is left to the operating system: the process exits soon after, and freeing
 /// its file list and caches piece by piece would take a noticeable share of the run.
+/// Keeps the `fixable` mark (and so the count of issues that "can be repaired") only on
+/// the issues for which `nidos fix` would change a file: a fix that finds nothing to do
+/// in the file, or may not write it (a link, a repeated key), does not count.
+fn mark_what_fix_changes(
+    schema: &nidos_schema::Schema,
+    dir: &Path,
+    ds: &nidos_dataset::Dataset,
+    report: &mut Report,
+) {
+    let plan = nidos_fix::plan_report(
+        schema,
+        dir,
+        ds,
+        &report.issues,
+        &nidos_fix::Options::default(),
+    );
+    let answered: std::collections::HashSet<(&str, &str)> = plan
+        .edits
+        .iter()
+        .flat_map(|e| e.changes.iter())
+        .map(|c| (c.code.as_str(), c.origin.as_str()))
+        .collect();
+    for issue in report.issues.iter_mut().filter(|i| i.fixable) {
+        let location = issue.location.to_string();
+        if !answered.contains(&(issue.code().as_str(), location.as_str())) {
+            issue.fixable = false;
+        }
+    }
+}
+
 fn validate_one(
     engine: &Engine<'_>,
     dir: &Path,

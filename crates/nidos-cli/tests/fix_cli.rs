@@ -4,7 +4,7 @@
 //!
 //! 1. `nidos validate` reports the issue (`code`, at `location`, with `subCode` when
 //!    given), marked `fixable` (not with `"fixable": false`, a suggestion only), unless
-//!    `"reported": false` (a fix that finds its problem itself);
+//!    `"reported": false` (an issue the validator does not raise: then nothing changes);
 //! 2. `nidos fix` prints exactly `expected.diff` and writes nothing; when `manual` is
 //!    given, standard error lists it under what needs a person;
 //! 3. `nidos fix --apply` succeeds, changes only JSON and TSV files (data files and

@@ -322,3 +322,154 @@ pub fn write_table_for(
     write_tsv(&target, table, force)?;
     Ok(target)
 }
+
+/// Why [`replace_checked`] did not replace a file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplaceError {
+    /// The file is not what the caller expected it to be (someone else wrote it, or it
+    /// was replaced); the target is as that other writer left it.
+    #[error("{0} changed while the new content was being written: left as it is now")]
+    Changed(PathBuf),
+    /// The file's owner or group cannot be kept (the file belongs to another user or a
+    /// group this process is not in): replacing it would hand it to this user.
+    #[error("{path}: its owner or group cannot be kept ({source}): left as it is")]
+    Owner {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn rio(path: &Path) -> impl FnOnce(std::io::Error) -> ReplaceError + '_ {
+    move |source| ReplaceError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What identifies one state of a file: its inode, size and modification time.
+fn state(m: &std::fs::Metadata) -> (u64, u64, u64, i64, i64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec())
+}
+
+/// Replaces the regular file `target`, whose content must still be `expected`, by
+/// `content`, keeping its owner, group and mode.
+///
+/// The new content goes to a temporary file in the same directory that takes the old
+/// file's owner, group and mode and is flushed to disk. Then, immediately before the
+/// swap, the target is read again and compared with `expected` (bytes, size and
+/// modification time), and it is swapped with the temporary file in one step
+/// (`renameat2` with `RENAME_EXCHANGE` where the filesystem has it, else a rename). After
+/// the swap the old file is looked at once more: if someone wrote to it in between, the
+/// swap is undone and the write refused. The window in which a concurrent writer's
+/// bytes could still be lost shrinks to the few instructions between that last look and
+/// the return; a writer that keeps the file open across the swap is not protected.
+pub fn replace_checked(target: &Path, expected: &[u8], content: &[u8]) -> Result<(), ReplaceError> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    let old = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(target)
+        .map_err(rio(target))?;
+    let meta = old.metadata().map_err(rio(target))?;
+    if !meta.is_file() {
+        return Err(ReplaceError::Changed(target.to_path_buf()));
+    }
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".{name}.{}-{}.nidos-tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(rio(&tmp))?;
+    let mut guard = TempGuard {
+        path: tmp.clone(),
+        armed: true,
+    };
+    file.write_all(content).map_err(rio(target))?;
+    if let Err(source) = std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid())) {
+        let got = file.metadata().map_err(rio(&tmp))?;
+        if (got.uid(), got.gid()) != (meta.uid(), meta.gid()) {
+            return Err(ReplaceError::Owner {
+                path: target.to_path_buf(),
+                source,
+            });
+        }
+    }
+    // After the owner: a change of owner clears set-id bits.
+    file.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777))
+        .map_err(rio(target))?;
+    file.sync_all().map_err(rio(target))?;
+
+    // The last look before the swap: the same file, with the expected bytes.
+    let unchanged = |old: &File| -> Result<bool, ReplaceError> {
+        let now = std::fs::symlink_metadata(target).map_err(rio(target))?;
+        let held = old.metadata().map_err(rio(target))?;
+        if state(&now) != state(&held) || held.len() != expected.len() as u64 {
+            return Ok(false);
+        }
+        let mut bytes = Vec::with_capacity(expected.len());
+        let mut reader = old;
+        std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(0)).map_err(rio(target))?;
+        reader
+            .take(expected.len() as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(rio(target))?;
+        Ok(bytes == expected && state(&held) == state(&old.metadata().map_err(rio(target))?))
+    };
+    if !unchanged(&old)? {
+        return Err(ReplaceError::Changed(target.to_path_buf()));
+    }
+    let before = state(&old.metadata().map_err(rio(target))?);
+    let exchanged = rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        tmp.as_path(),
+        rustix::fs::CWD,
+        target,
+        rustix::fs::RenameFlags::EXCHANGE,
+    );
+    match exchanged {
+        Ok(()) => {
+            // The old file is now at the temporary name. Written to since the look?
+            let after = state(&old.metadata().map_err(rio(target))?);
+            if after != before {
+                // Undo: the old file (with the other writer's bytes) goes back.
+                rustix::fs::renameat_with(
+                    rustix::fs::CWD,
+                    tmp.as_path(),
+                    rustix::fs::CWD,
+                    target,
+                    rustix::fs::RenameFlags::EXCHANGE,
+                )
+                .map_err(|e| rio(target)(e.into()))?;
+                return Err(ReplaceError::Changed(target.to_path_buf()));
+            }
+            // The temporary name now holds the old file: the guard removes it.
+        }
+        Err(_) => {
+            std::fs::rename(&tmp, target).map_err(rio(target))?;
+            guard.armed = false;
+        }
+    }
+    drop(file);
+    drop(guard);
+    Ok(())
+}

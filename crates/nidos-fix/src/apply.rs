@@ -1,17 +1,33 @@
-//! Writing a plan: every target is checked first (still safe, unchanged since the plan,
-//! writable), so a read-only dataset gets an error and no write at all; then each file
-//! is replaced atomically (a temporary file in its directory, renamed over it) with its
-//! permissions kept.
+//! Writing a plan, under the dataset's lock ([`crate::DatasetLock`]). Every target is
+//! checked first (still safe, unchanged since the plan, writable), so a read-only dataset
+//! gets an error and no write at all; then each file is replaced on its own
+//! ([`nidos_dataset::write::replace_checked`]): its content compared once more with what
+//! the plan was made from immediately before the swap, its owner, group and mode kept. A
+//! file that changed meanwhile is refused (left as the other writer left it) and the
+//! others are still written.
 
 use std::io::Write;
 use std::path::PathBuf;
 
+use nidos_dataset::write::ReplaceError;
+
+use crate::lock::DatasetLock;
 use crate::plan::{unsafe_target, Plan};
 use crate::FixError;
 
-/// Writes every edit of `plan`; returns the paths written, in order.
-pub fn apply(plan: &Plan) -> Result<Vec<String>, FixError> {
-    let mut targets: Vec<(PathBuf, Option<std::fs::Permissions>)> = Vec::new();
+/// What a run wrote, and what it refused to write.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Applied {
+    /// Dataset paths written, in the plan's order.
+    pub written: Vec<String>,
+    /// Dataset paths not written, with why (changed by someone else meanwhile).
+    pub refused: Vec<(String, String)>,
+}
+
+/// Writes every edit of `plan`; the lock is the proof that no other run writes the
+/// dataset meanwhile (take it before planning, so the plan sees the other run's edits).
+pub fn apply(plan: &Plan, _lock: &DatasetLock) -> Result<Applied, FixError> {
+    let mut targets: Vec<PathBuf> = Vec::new();
     for edit in &plan.edits {
         let full = unsafe_target(&plan.root, &edit.path).map_err(|why| FixError::Unsafe {
             path: edit.path.clone(),
@@ -33,35 +49,45 @@ pub fn apply(plan: &Plan) -> Result<Vec<String>, FixError> {
         })? {
             return Err(FixError::ReadOnly(dir));
         }
-        let perms = match current {
-            Some(_) => {
-                let m = std::fs::metadata(&full).map_err(|source| FixError::Io {
-                    path: full.clone(),
-                    source,
-                })?;
-                if m.permissions().readonly() {
-                    return Err(FixError::ReadOnly(full));
-                }
-                Some(m.permissions())
+        if current.is_some()
+            && read_only(&full).map_err(|source| FixError::Io {
+                path: full.clone(),
+                source,
+            })?
+        {
+            return Err(FixError::ReadOnly(full));
+        }
+        targets.push(full);
+    }
+    let mut done = Applied::default();
+    for (edit, full) in plan.edits.iter().zip(targets) {
+        let result = match &edit.before {
+            Some(before) => nidos_dataset::write::replace_checked(&full, before, &edit.after),
+            // A new file: created only if it still does not exist.
+            None => {
+                nidos_dataset::write::atomic_write_with(&full, false, |f| f.write_all(&edit.after))
+                    .map_err(|e| match e {
+                        nidos_dataset::write::WriteError::Exists(p) => ReplaceError::Changed(p),
+                        other => ReplaceError::Io {
+                            path: full.clone(),
+                            source: std::io::Error::other(other.to_string()),
+                        },
+                    })
             }
-            None => None,
         };
-        targets.push((full, perms));
-    }
-    let mut written = Vec::new();
-    for (edit, (full, perms)) in plan.edits.iter().zip(targets) {
-        let exists = edit.before.is_some();
-        nidos_dataset::write::atomic_write_with(&full, exists, |f| {
-            if let Some(p) = perms {
-                f.set_permissions(p)?;
+        match result {
+            Ok(()) => done.written.push(edit.path.clone()),
+            Err(ReplaceError::Changed(_)) => done.refused.push((
+                edit.path.clone(),
+                "changed by someone else while fix ran: not written".into(),
+            )),
+            Err(e) => {
+                return Err(FixError::Write {
+                    written: done.written,
+                    source: e,
+                })
             }
-            f.write_all(&edit.after)
-        })
-        .map_err(|e| FixError::Write {
-            written: written.clone(),
-            source: e,
-        })?;
-        written.push(edit.path.clone());
+        }
     }
-    Ok(written)
+    Ok(done)
 }

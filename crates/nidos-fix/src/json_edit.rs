@@ -35,8 +35,12 @@ enum Style {
 struct Layout {
     style: Style,
     bom: bool,
-    crlf: bool,
-    final_newline: bool,
+    /// The line end of new lines: the file's most frequent one (`\n`, `\r\n` or `\r`).
+    newline: &'static [u8],
+    /// The text before the object and after it (white space), kept as it was: the
+    /// file's last line end stays what it was.
+    head: Vec<u8>,
+    tail: Vec<u8>,
 }
 
 impl JsonDoc {
@@ -75,8 +79,9 @@ impl JsonDoc {
             layout: Layout {
                 style: Style::Pretty(b"  ".to_vec()),
                 bom: false,
-                crlf: false,
-                final_newline: true,
+                newline: b"\n",
+                head: Vec::new(),
+                tail: b"\n".to_vec(),
             },
         }
     }
@@ -87,22 +92,9 @@ impl JsonDoc {
         if self.layout.bom {
             out.extend_from_slice(UTF8_BOM);
         }
-        let body = self.body().map_err(|e| e.to_string())?;
-        // Unchanged members keep their own line ends; new lines get the file's.
-        let mut prev = 0u8;
-        for &b in &body {
-            if b == b'\n' && self.layout.crlf && prev != b'\r' {
-                out.push(b'\r');
-            }
-            out.push(b);
-            prev = b;
-        }
-        if self.layout.final_newline {
-            if self.layout.crlf {
-                out.push(b'\r');
-            }
-            out.push(b'\n');
-        }
+        out.extend_from_slice(&self.layout.head);
+        out.extend_from_slice(&self.body().map_err(|e| e.to_string())?);
+        out.extend_from_slice(&self.layout.tail);
         Ok(out)
     }
 }
@@ -121,10 +113,22 @@ impl JsonDoc {
             Style::Spaced => [b"{", b", ", b": ", b"}", b""],
             Style::Compact => [b"{", b",", b":", b"}", b""],
         };
-        let mut out = open.to_vec();
+        // Text written here (not copied from the file) takes the file's line end.
+        let newline = self.layout.newline;
+        let put = |out: &mut Vec<u8>, text: &[u8]| {
+            for &b in text {
+                if b == b'\n' {
+                    out.extend_from_slice(newline);
+                } else {
+                    out.push(b);
+                }
+            }
+        };
+        let mut out = Vec::new();
+        put(&mut out, open);
         for (i, (key, value)) in self.map.iter().enumerate() {
             if i > 0 {
-                out.extend_from_slice(sep);
+                put(&mut out, sep);
             }
             out.extend_from_slice(indent);
             out.extend_from_slice(serde_json::to_string(key)?.as_bytes());
@@ -143,7 +147,7 @@ impl JsonDoc {
                     };
                     // A nested value's lines sit one level deeper.
                     for &b in &text {
-                        out.push(b);
+                        put(&mut out, &[b]);
                         if b == b'\n' {
                             out.extend_from_slice(indent);
                         }
@@ -151,7 +155,7 @@ impl JsonDoc {
                 }
             }
         }
-        out.extend_from_slice(close);
+        put(&mut out, close);
         Ok(out)
     }
 }
@@ -165,15 +169,26 @@ fn write_with<F: Formatter>(value: &Value, f: F) -> serde_json::Result<Vec<u8>> 
 
 impl Layout {
     fn detect(bom: bool, text: &str) -> Layout {
-        let trimmed = text.trim_end();
-        let crlf = text.contains("\r\n");
-        let final_newline = text.ends_with('\n');
-        let style = if trimmed.contains('\n') {
+        let trimmed = text.trim();
+        let start = text.len() - text.trim_start().len();
+        let head = text.as_bytes()[..start].to_vec();
+        let tail = text.as_bytes()[start + trimmed.len()..].to_vec();
+        let b = trimmed.as_bytes();
+        let crlf = trimmed.matches("\r\n").count();
+        let cr = b.iter().filter(|&&c| c == b'\r').count() - crlf;
+        let lf = b.iter().filter(|&&c| c == b'\n').count() - crlf;
+        let newline: &'static [u8] = if crlf > lf && crlf >= cr {
+            b"\r\n"
+        } else if cr > lf && cr > crlf {
+            b"\r"
+        } else {
+            b"\n"
+        };
+        let style = if trimmed.contains(['\n', '\r']) {
             // The indent of the first indented line is one level.
             let indent = trimmed
-                .lines()
+                .split(['\n', '\r'])
                 .skip(1)
-                .map(|l| l.trim_end_matches('\r'))
                 .find_map(|l| {
                     let n = l.len() - l.trim_start_matches([' ', '\t']).len();
                     (n > 0).then(|| l.as_bytes()[..n].to_vec())
@@ -188,8 +203,9 @@ impl Layout {
         Layout {
             style,
             bom,
-            crlf,
-            final_newline,
+            newline,
+            head,
+            tail,
         }
     }
 }
@@ -295,6 +311,7 @@ mod tests {
             "{\r\n\t\"a\": {\r\n\t\t\"b\": 1\r\n\t}\r\n}\r\n",
             "{\"a\": 1, \"b\": [1, 2]}\n",
             "{\"a\":1,\"b\":{\"c\":null}}",
+            "{\r  \"a\": 1,\r  \"b\": [\r    1\r  ]\r}\r",
         ] {
             assert_eq!(roundtrip(text), text);
         }
@@ -309,6 +326,30 @@ mod tests {
         assert_eq!(
             out,
             "{\n  \"T\": [0, 2, 4],\n  \"A\": {\n    \"y\": [\n      1\n    ]\n  },\n  \"B\": {\"x\": 1}\n}\n"
+        );
+    }
+
+    #[test]
+    fn line_ends_of_the_file_are_kept() {
+        let edit = |text: &str| {
+            let mut doc = JsonDoc::parse(text.as_bytes()).unwrap();
+            doc.map.insert("N".into(), serde_json::json!([1]));
+            String::from_utf8(doc.render().unwrap()).unwrap()
+        };
+        // CR-only line ends: the lines and the indent stay.
+        assert_eq!(
+            edit("{\r  \"a\": 1\r}\r"),
+            "{\r  \"a\": 1,\r  \"N\": [\r    1\r  ]\r}\r"
+        );
+        // Mostly CRLF, but the last line end is LF: it stays LF.
+        assert_eq!(
+            edit("{\r\n  \"a\": 1\r\n}\n"),
+            "{\r\n  \"a\": 1,\r\n  \"N\": [\r\n    1\r\n  ]\r\n}\n"
+        );
+        // LF file with one CRLF inside: new lines are LF, the last line end too.
+        assert_eq!(
+            edit("{\n  \"a\": 1,\r\n  \"b\": 2\n}\n"),
+            "{\n  \"a\": 1,\n  \"b\": 2,\n  \"N\": [\n    1\n  ]\n}\n"
         );
     }
 

@@ -7,27 +7,33 @@
 //! for edit in &plan.edits {
 //!     print!("{}", nidos_fix::unified_diff(edit));
 //! }
-//! nidos_fix::apply(&plan)?; // atomic per file; nothing is written if any target is read-only
+//! let lock = nidos_fix::DatasetLock::acquire("ds".as_ref(), std::time::Duration::from_secs(60), |_| {})?;
+//! nidos_fix::apply(&plan, &lock)?; // each file swapped in atomically after a last check
 //! ```
 //!
 //! Invariants: only JSON and TSV files are ever written (never a data file); a symbolic
 //! link, or a file reached through one, is never written (it is reported instead); JSON
 //! keeps its key order, every key the fix does not mean to change, and the file's
-//! layout; every edit is idempotent, so a second run plans nothing.
+//! layout and line ends; every edit is idempotent, so a second run plans nothing; every
+//! change answers an issue the validator reports. A run holds the dataset's lock; a file
+//! changed by someone else while the run writes is refused, never overwritten; a
+//! rewritten file keeps its owner, group and mode.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod apply;
 mod diff;
 mod json_edit;
+mod lock;
 mod ops;
 mod plan;
 mod text_edit;
 
 use std::path::PathBuf;
 
-pub use apply::apply;
-pub use diff::unified_diff;
-pub use plan::{plan, Change, FileEdit, Manual, Options, Plan};
+pub use apply::{apply, Applied};
+pub use diff::{escape_name, unified_diff};
+pub use lock::DatasetLock;
+pub use plan::{plan, plan_report, Change, FileEdit, Manual, Options, Plan};
 
 /// Why planning or applying failed.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +46,12 @@ pub enum FixError {
     ReadOnly(PathBuf),
     #[error("{0} changed since the fixes were planned: nothing was written")]
     ChangedMeanwhile(PathBuf),
+    #[error("another `nidos fix --apply`{holder} is writing {root}; waited {waited:.0} s, nothing was written")]
+    Locked {
+        root: PathBuf,
+        holder: String,
+        waited: f64,
+    },
     #[error("{path} may not be written ({why}): nothing was written")]
     Unsafe { path: String, why: String },
     #[error("{path}: {source}")]
@@ -50,6 +62,6 @@ pub enum FixError {
     #[error("writing failed after {} file(s) were written: {source}", written.len())]
     Write {
         written: Vec<String>,
-        source: nidos_dataset::write::WriteError,
+        source: nidos_dataset::write::ReplaceError,
     },
 }

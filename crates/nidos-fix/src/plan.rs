@@ -1,6 +1,7 @@
-//! The planner: validates the dataset, finds the fix of each reported issue (and runs
-//! the content fixes over every file their rule selects), and computes the new text of
-//! every file it would change. Nothing is written here.
+//! The planner: validates the dataset, finds the fix of each reported issue, and computes
+//! the new text of every file it would change. Every change answers an issue the
+//! validator reported (a file no issue names is never edited, whatever a content fix
+//! could find in it). Nothing is written here.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -74,8 +75,6 @@ struct Task<'s> {
     origin: String,
     edit: Edit<'s>,
     fix: &'s Fix,
-    /// Raised by the validator (not found by a content scan).
-    reported: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -111,13 +110,26 @@ pub fn plan(schema: &Schema, root: &Path, opts: &Options) -> Result<Plan, FixErr
     };
     let ds = Dataset::open(root, schema, &open)?;
     let report = Engine::new(schema).validate_dataset(&ds, &nidos_validate::Options::default());
+    Ok(plan_report(schema, root, &ds, &report.issues, opts))
+}
+
+/// Plans the fixes of `issues`, a report of the dataset `ds` at `root` (validated
+/// already): `nidos validate` uses it to mark `fixable` only the issues a fix run would
+/// change something for.
+pub fn plan_report(
+    schema: &Schema,
+    root: &Path,
+    ds: &Dataset,
+    issues: &[Issue],
+    opts: &Options,
+) -> Plan {
     let index = FixIndex::new(schema);
     let wanted = |code: &str| opts.only.is_empty() || opts.only.iter().any(|c| c == code);
 
     let mut tasks: Vec<Task<'_>> = Vec::new();
     let mut manual = Vec::new();
     let mut without_fix = 0;
-    for issue in report.issues.iter().filter(|i| wanted(i.code())) {
+    for issue in issues.iter().filter(|i| wanted(i.code())) {
         let Some(fix) = index.fix_for(issue) else {
             without_fix += 1;
             continue;
@@ -130,40 +142,9 @@ pub fn plan(schema: &Schema, root: &Path, opts: &Options) -> Result<Plan, FixErr
             });
             continue;
         }
-        issue_tasks(&ds, issue, fix, &mut tasks, &mut manual);
+        issue_tasks(ds, issue, fix, &mut tasks, &mut manual);
     }
-    for (code, fix) in index.content_scans() {
-        if !wanted(code) {
-            continue;
-        }
-        let Some(rule) = schema.errors.iter().find(|r| r.code == code) else {
-            continue;
-        };
-        for (i, f) in ds.files().iter().enumerate() {
-            if !f.validated() || f.is_dir || f.symlink {
-                continue;
-            }
-            let ctx = ds.context_at(i);
-            let selected = rule.selectors.iter().all(|s| {
-                s.parsed
-                    .as_ref()
-                    .is_some_and(|e| nidos_expr::eval(e, &ctx).truthy())
-            });
-            if selected {
-                tasks.push(Task {
-                    path: f.path.clone(),
-                    code: code.to_owned(),
-                    origin: f.path.clone(),
-                    edit: Edit::Op(&fix.op),
-                    fix,
-                    reported: false,
-                });
-            }
-        }
-    }
-
-    // One task per (file, code, edit); a reported one wins over a scanned one.
-    tasks.sort_by_key(|t| !t.reported);
+    // One task per (file, code, edit).
     let mut seen = std::collections::HashSet::new();
     let mut by_file: BTreeMap<String, Vec<Task<'_>>> = BTreeMap::new();
     for t in tasks {
@@ -181,12 +162,12 @@ pub fn plan(schema: &Schema, root: &Path, opts: &Options) -> Result<Plan, FixErr
     manual
         .sort_by(|a, b| (&a.code, &a.location, &a.reason).cmp(&(&b.code, &b.location, &b.reason)));
     manual.dedup();
-    Ok(Plan {
+    Plan {
         root: root.to_path_buf(),
         edits,
         manual,
         without_fix,
-    })
+    }
 }
 
 /// The files a reported issue's fix edits.
@@ -204,7 +185,6 @@ fn issue_tasks<'s>(
         origin: location.clone(),
         edit,
         fix,
-        reported: true,
     };
     let keys: Vec<&str> = match &fix.op {
         FixOp::Set { key, .. } | FixOp::Reformat { key, .. } => vec![key],
@@ -319,7 +299,7 @@ fn run_file(
     let full = match unsafe_target(root, path) {
         Ok(f) => f,
         Err(why) => {
-            for t in tasks.iter().filter(|t| t.reported) {
+            for t in tasks {
                 refuse(manual, t, &why);
             }
             return None;
@@ -436,10 +416,7 @@ fn run_task(
                 *bytes = out;
                 Outcome::Changed("removed the byte-order mark".into())
             }
-            None if t.reported => {
-                Outcome::Refused("the encoding problem is not a byte-order mark".into())
-            }
-            None => Outcome::Unchanged,
+            None => Outcome::Refused("the encoding problem is not a byte-order mark".into()),
         },
         FixOp::NormalizeLines => match text_edit::normalize_lines(bytes) {
             Some(out) => {

@@ -2,9 +2,14 @@
 
 pub(crate) const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
 
-/// The text without a leading UTF-8 byte-order mark, if it had one.
+/// The text without its leading UTF-8 byte-order marks (all of them: a file saved
+/// twice by a careless editor has two), if it had any.
 pub(crate) fn remove_bom(bytes: &[u8]) -> Option<Vec<u8>> {
-    bytes.strip_prefix(UTF8_BOM).map(<[u8]>::to_vec)
+    let mut rest = bytes.strip_prefix(UTF8_BOM)?;
+    while let Some(r) = rest.strip_prefix(UTF8_BOM) {
+        rest = r;
+    }
+    Some(rest.to_vec())
 }
 
 /// CRLF line ends become LF, empty lines at the end are dropped and the last line ends
@@ -82,6 +87,13 @@ fn strip_end(line: &str) -> (&str, &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_byte_order_mark_goes_at_once() {
+        let two = [UTF8_BOM, UTF8_BOM, b"{}"].concat();
+        assert_eq!(remove_bom(&two).as_deref(), Some(&b"{}"[..]));
+        assert_eq!(remove_bom(b"{}"), None);
+    }
 
     #[test]
     fn line_ends() {

@@ -182,7 +182,8 @@ proptest! {
         let (sidecar, coordsystem) = (render(&a, la, da), render(&b, lb, db));
         write_dataset(root, &sidecar, &coordsystem);
         let plan = nidos_fix::plan(schema(), root, &nidos_fix::Options::default()).unwrap();
-        nidos_fix::apply(&plan).unwrap();
+        let lock = nidos_fix::DatasetLock::acquire(root, std::time::Duration::ZERO, |_| {}).unwrap();
+        nidos_fix::apply(&plan, &lock).unwrap();
         let after_sidecar = std::fs::read(root.join("sub-01/anat/sub-01_T1w.json")).unwrap();
         let after_coords = std::fs::read(root.join("sub-01/meg/sub-01_coordsystem.json")).unwrap();
         check("sidecar", &sidecar, &after_sidecar)?;
