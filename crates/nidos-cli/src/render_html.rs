@@ -81,7 +81,14 @@ pub fn write_html(
             let (subject, datatype) = subject_and_datatype(&location);
             let code = i.code().as_str();
             by_code.entry(code).or_default()[slot(i.severity)] += 1;
-            by_datatype.entry(datatype.clone()).or_default()[slot(i.severity)] += 1;
+            match by_datatype.get_mut(&datatype) {
+                Some(t) => t[slot(i.severity)] += 1,
+                None => {
+                    let mut t = Tally::default();
+                    t[slot(i.severity)] = 1;
+                    by_datatype.insert(datatype.clone(), t);
+                }
+            }
             if !subject.is_empty() && !subjects.contains(&subject) {
                 subjects.insert(subject.clone());
             }
@@ -90,7 +97,7 @@ pub fn write_html(
                 .entry((i.severity, code))
                 .or_default()
                 .entry(i.sub_code().as_str())
-                .or_insert_with(|| (Vec::new(), r))
+                .or_insert_with(|| (Vec::new(), *r))
                 .0
                 .push(Row {
                     issue: i,
