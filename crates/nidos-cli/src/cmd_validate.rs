@@ -434,7 +434,7 @@ fn write_report(
             }
             out.write_all(b"\n")
         }
-        Format::Html => crate::render_html::write_html(out, report, derivatives),
+        Format::Html => crate::render_html::write_html(out, report, derivatives, schema),
         Format::Sarif => {
             let log = crate::render_sarif::sarif(&args.dataset, report, derivatives, fixes);
             serde_json::to_writer_pretty(&mut *out, &log)?;

@@ -138,7 +138,7 @@ pub(crate) fn write_issues(
 
 /// The occurrence's own message as one line; `None` for the messages that only repeat
 /// a field's description (the group's header says it once).
-fn occurrence_text<'m>(code: &str, message: &'m str) -> Option<&'m str> {
+pub(crate) fn occurrence_text<'m>(code: &str, message: &'m str) -> Option<&'m str> {
     if message.starts_with("Field description:") || code.ends_with("_KEY_RECOMMENDED") {
         return None;
     }
