@@ -56,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 Format::Text => {
                     for v in vals {
-                        text.push_str(&v);
+                        text.push_str(&crate::escape::control(&v));
                         text.push('\n');
                     }
                 }
@@ -72,7 +72,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 for (k, vals) in &all {
                     let key = schema.entity(k).map(|e| e.key.as_str()).unwrap_or(k);
                     let label = format!("{k} ({key})");
-                    text.push_str(&format!("{label:<w$}  {}\n", vals.join(" "), w = width + 8));
+                    let vals = crate::escape::control(&vals.join(" ")).into_owned();
+                    text.push_str(&format!("{label:<w$}  {vals}\n", w = width + 8));
                 }
             }
         },

@@ -53,7 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "nidos: indexed {} files of {} dataset(s) into {}",
         batch.num_rows(),
         sets.len(),
-        args.output.display()
+        crate::escape::path(&args.output)
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -467,17 +467,20 @@ pub fn render(
                 header.push("metadata keys".into());
             }
             rows.push(header);
+            // A table is read on a terminal: control characters in names are shown
+            // escaped (TSV, CSV and JSON escape them by their own syntax).
+            let shown = |s: &str| crate::escape::control(s).into_owned();
             for m in matches {
-                let mut row = vec![m.path.clone()];
+                let mut row = vec![shown(&m.path)];
                 for e in &ents {
-                    row.push(m.entities.get(e).cloned().unwrap_or_else(|| "-".into()));
+                    row.push(m.entities.get(e).map_or_else(|| "-".into(), |v| shown(v)));
                 }
-                row.push(m.datatype.clone().unwrap_or_else(|| "-".into()));
-                row.push(m.suffix.clone().unwrap_or_else(|| "-".into()));
+                row.push(m.datatype.as_deref().map_or_else(|| "-".into(), shown));
+                row.push(m.suffix.as_deref().map_or_else(|| "-".into(), shown));
                 row.push(if m.extension.is_empty() {
                     "-".into()
                 } else {
-                    m.extension.clone()
+                    shown(&m.extension)
                 });
                 if with_metadata {
                     row.push(

@@ -120,7 +120,7 @@ fn schema_path(p: Option<PathBuf>) -> anyhow::Result<PathBuf> {
             let mut warnings = Vec::new();
             let p = crate::schema_arg::local_schema(&arg, None, &mut warnings)?;
             for w in warnings {
-                eprintln!("warning: {w}");
+                eprintln!("warning: {}", crate::escape::keep_lines(&w.to_string()));
             }
             p
         }
@@ -150,7 +150,7 @@ fn load(path: &Path, version: Option<String>, tolerant: bool) -> anyhow::Result<
         .iter()
         .filter(|w| w.kind == nidos_schema::ErrorKind::Version)
     {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", crate::escape::keep_lines(&w.to_string()));
     }
     Ok(s)
 }

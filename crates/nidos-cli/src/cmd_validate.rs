@@ -296,7 +296,7 @@ fn run_filename_mode(mut args: Args) -> anyhow::Result<ExitCode> {
     if !args.dataset.as_os_str().is_empty() {
         eprintln!(
             "nidos: --filename-mode reads names from stdin; {} is not read",
-            args.dataset.display()
+            crate::escape::path(&args.dataset)
         );
     }
     args.dataset = PathBuf::from(".");
@@ -436,8 +436,7 @@ fn write_report(
         }
         Format::Html => crate::render_html::write_html(out, report, derivatives, schema),
         Format::Sarif => {
-            let log = crate::render_sarif::sarif(&args.dataset, report, derivatives, fixes);
-            serde_json::to_writer_pretty(&mut *out, &log)?;
+            crate::render_sarif::write_sarif(out, &args.dataset, report, derivatives, fixes)?;
             out.write_all(b"\n")
         }
         Format::Text => {
@@ -445,11 +444,13 @@ fn write_report(
             // summary last, where the eye lands.
             write_issues(out, report, schema, args.verbose, color)?;
             for (name, r) in derivatives {
+                let name = crate::escape::control(name);
                 write!(out, "\nDerivative dataset derivatives/{name}\n\n")?;
                 write_text(out, r, schema, args.verbose, color)?;
             }
             if !derivatives.is_empty() {
-                write!(out, "\nDataset {}\n\n", args.dataset.display())?;
+                let dir = crate::escape::path(&args.dataset);
+                write!(out, "\nDataset {dir}\n\n")?;
             }
             write_summary(out, report, color)
         }

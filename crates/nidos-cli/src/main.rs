@@ -26,6 +26,7 @@ mod cmd_path;
 mod cmd_repl;
 mod cmd_schema;
 mod cmd_validate;
+mod escape;
 mod huge_pages;
 mod later_versions;
 mod prune_fs;
@@ -95,7 +96,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("nidos: {}", error_chain(&e));
+            eprintln!("nidos: {}", escape::keep_lines(&error_chain(&e)));
             ExitCode::from(2)
         }
     }

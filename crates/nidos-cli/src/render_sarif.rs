@@ -11,6 +11,7 @@
 //! its place) that turns the file into what `nidos fix --apply --only CODE` writes.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::Path;
 
 use nidos_validate::{Issue, Report, Severity};
@@ -39,13 +40,18 @@ const PATH_ESCAPES: &AsciiSet = &CONTROLS
     .add(b'|')
     .add(b'}');
 
-/// Builds the SARIF log of a run over `root` (its absolute form anchors the locations).
-pub fn sarif(
+/// Writes the SARIF log of a run over `root` (its absolute form anchors the locations),
+/// pretty-printed. The log is written as it is produced: the frame (tool, rules, base,
+/// properties) is built whole, as it is small, and the results, one per issue, are each
+/// built, written and dropped in turn, so memory does not grow with the issue count
+/// beyond the report itself. The bytes are those of pretty-printing the whole log.
+pub fn write_sarif(
+    out: &mut impl Write,
     root: &Path,
     report: &Report,
     derivatives: &[(String, Report)],
     fixes: &[nidos_fix::Plan],
-) -> Json {
+) -> std::io::Result<()> {
     let mut all: Vec<(&str, &Report)> = vec![("", report)];
     all.extend(derivatives.iter().map(|(n, r)| (n.as_str(), r)));
 
@@ -74,7 +80,47 @@ pub fn sarif(
         })
         .collect();
 
-    let mut results = Vec::new();
+    let abs = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut base = format!(
+        "file://{}",
+        utf8_percent_encode(&abs.to_string_lossy().replace('\\', "/"), PATH_ESCAPES)
+    );
+    if !base.ends_with('/') {
+        base.push('/');
+    }
+    let frame = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "nidos",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": descriptors,
+            }},
+            "originalUriBaseIds": {ROOT_BASE: {"uri": base}},
+            "results": [],
+            "properties": {
+                "schemaVersion": report.summary.schema_version,
+                "standardVersion": report.summary.standard_version,
+                "datasetType": report.dataset_type,
+            },
+        }],
+    });
+    let frame = serde_json::to_string_pretty(&frame)?;
+    let count: usize = all.iter().map(|(_, r)| r.issues.len()).sum();
+    // The only unescaped `"results"` in the frame is the key (quotes inside strings are
+    // escaped); the results go between its brackets.
+    let (head, tail) = match frame.split_once(RESULTS_SLOT) {
+        Some(parts) if count > 0 => parts,
+        _ => {
+            out.write_all(frame.as_bytes())?;
+            return Ok(());
+        }
+    };
+    out.write_all(head.as_bytes())?;
+    out.write_all(b"\"results\": [")?;
+    let mut buf = Vec::new();
+    let mut first = true;
     for (name, r) in &all {
         let prefix = if name.is_empty() {
             String::new()
@@ -90,37 +136,33 @@ pub fn sarif(
                     res["fixes"] = Json::Array(fixes);
                 }
             }
-            results.push(res);
+            buf.clear();
+            serde_json::to_writer_pretty(&mut buf, &res)?;
+            out.write_all(if first { b"\n" } else { b",\n" })?;
+            first = false;
+            // A pretty-printed value breaks lines only between tokens (a string's line
+            // breaks are escaped), so each line takes the results' indentation.
+            for (n, line) in buf.split(|b| *b == b'\n').enumerate() {
+                if n > 0 {
+                    out.write_all(b"\n")?;
+                }
+                out.write_all(RESULT_INDENT.as_bytes())?;
+                out.write_all(line)?;
+            }
         }
     }
-
-    let abs = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-    let mut base = format!(
-        "file://{}",
-        utf8_percent_encode(&abs.to_string_lossy().replace('\\', "/"), PATH_ESCAPES)
-    );
-    if !base.ends_with('/') {
-        base.push('/');
-    }
-    json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "nidos",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": descriptors,
-            }},
-            "originalUriBaseIds": {ROOT_BASE: {"uri": base}},
-            "results": results,
-            "properties": {
-                "schemaVersion": report.summary.schema_version,
-                "standardVersion": report.summary.standard_version,
-                "datasetType": report.dataset_type,
-            },
-        }],
-    })
+    out.write_all(b"\n")?;
+    out.write_all(RESULTS_CLOSE_INDENT.as_bytes())?;
+    out.write_all(b"]")?;
+    out.write_all(tail.as_bytes())
 }
+
+/// The results' key as the pretty-printed frame holds it, empty.
+const RESULTS_SLOT: &str = "\"results\": []";
+/// The indentation of a result (the log, `runs`, the run, `results`: four levels).
+const RESULT_INDENT: &str = "        ";
+/// The indentation of the results' closing bracket.
+const RESULTS_CLOSE_INDENT: &str = "      ";
 
 fn result(i: &Issue, r: &Report, prefix: &str, rule_index: Option<usize>) -> Json {
     let rule_id = if i.sub_code().is_empty() {

@@ -6,6 +6,8 @@ use std::io::Write;
 use nidos_schema::Schema;
 use nidos_validate::{Issue, Report, Severity};
 
+use crate::escape::control;
+
 struct Paint {
     on: bool,
 }
@@ -110,20 +112,24 @@ pub(crate) fn write_issues(
             }
             let limit = if verbose { usize::MAX } else { SHOWN_LOCATIONS };
             for i in issues.iter().take(limit) {
-                write!(out, "    {}", i.location)?;
+                // Names and messages come from the dataset: control characters in them
+                // are shown escaped, never sent to the terminal.
+                write!(out, "    {}", control(&i.location))?;
                 if let Some(n) = i.line_number() {
                     write!(out, ":{n}")?;
                 }
                 if let Some(m) = i.issue_message().and_then(|m| occurrence_text(c, m)) {
-                    write!(out, "  {m}")?;
+                    write!(out, "  {}", control(m))?;
                 }
                 match i.affects() {
                     [] => {}
                     [one] if *c == "JSON_SCHEMA_VALIDATION_ERROR" => {
-                        write!(out, "  (inherited by {one})")?
+                        write!(out, "  (inherited by {})", control(one))?
                     }
-                    [one] => write!(out, "  (also {one})")?,
-                    [first, rest @ ..] => write!(out, "  (also {first} and {} more)", rest.len())?,
+                    [one] => write!(out, "  (also {})", control(one))?,
+                    [first, rest @ ..] => {
+                        write!(out, "  (also {} and {} more)", control(first), rest.len())?
+                    }
                 }
                 out.write_all(b"\n")?;
             }
@@ -329,19 +335,19 @@ pub(crate) fn write_summary(
         plural(s.sessions.len(), "session")
     )?;
     if !s.tasks.is_empty() {
-        writeln!(out, "  tasks: {}", s.tasks.join(", "))?;
+        writeln!(out, "  tasks: {}", control(&s.tasks.join(", ")))?;
     }
     if !s.modalities.is_empty() {
-        writeln!(out, "  modalities: {}", s.modalities.join(", "))?;
+        writeln!(out, "  modalities: {}", control(&s.modalities.join(", ")))?;
     }
     if !s.data_types.is_empty() {
-        writeln!(out, "  datatypes: {}", s.data_types.join(", "))?;
+        writeln!(out, "  datatypes: {}", control(&s.data_types.join(", ")))?;
     }
     writeln!(
         out,
         "  {} {}, rules of version {} (schema {})",
         s.version_key,
-        s.dataset_version.as_deref().unwrap_or("(not declared)"),
+        control(s.dataset_version.as_deref().unwrap_or("(not declared)")),
         s.standard_version,
         s.schema_version
     )?;

@@ -28,7 +28,7 @@ impl Loaded {
     /// Prints the load warnings on stderr, each as `{prefix}warning: …`.
     pub fn print_warnings(&self, prefix: &str) {
         for w in &self.warnings {
-            eprintln!("{prefix}warning: {w}");
+            eprintln!("{prefix}warning: {}", crate::escape::keep_lines(w));
         }
     }
 }

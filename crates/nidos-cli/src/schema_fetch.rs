@@ -9,7 +9,7 @@
 //! copy is used without asking the network; `stable`, `latest` and URLs are downloaded
 //! again when the network answers, and fall back to the cached copy when it does not.
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -100,8 +100,13 @@ pub fn cache_dir() -> anyhow::Result<PathBuf> {
     Ok(base.join("nidos").join("schemas"))
 }
 
+/// The longest cache file name kept readable; a longer one is cut and ends in a hash of
+/// the URL (file systems refuse names over 255 bytes).
+const MAX_NAME: usize = 120;
+
 /// The cache file of `url`: the URL without its scheme, every character other than
-/// letters, digits, `.`, `-` and `_` as `_`, ending in `.json`.
+/// letters, digits, `.`, `-` and `_` as `_`, ending in `.json`. A name longer than
+/// [`MAX_NAME`] keeps its first characters and ends in a hash of the whole URL.
 pub fn cache_name(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let mut name: String = rest
@@ -117,7 +122,19 @@ pub fn cache_name(url: &str) -> String {
     if !name.ends_with(".json") {
         name.push_str(".json");
     }
+    if name.len() > MAX_NAME {
+        // Only ASCII is left, so any byte index is a character boundary.
+        name.truncate(MAX_NAME - 22);
+        name = format!("{name}-{:016x}.json", fnv1a(url.as_bytes()));
+    }
     name
+}
+
+/// The 64-bit FNV-1a hash: stable across builds and platforms, unlike std's hasher.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// The local file holding the schema `remote` names: the cached copy, downloaded
@@ -142,30 +159,70 @@ pub fn fetch(remote: &Remote) -> anyhow::Result<(PathBuf, Option<String>)> {
             )),
         )),
         Err(e) => Err(anyhow::anyhow!(
-            "--schema {}: cannot download {} ({e:#}), and there is no cached copy at {}. \
-             Run once with network access, or pass a compiled schema file with --schema FILE.json",
+            "--schema {}: cannot download {} ({e:#}), and there is no cached copy at {}. {}",
             remote.label,
             remote.url,
-            file.display()
+            file.display(),
+            offline_hint(&remote.label)
         )),
     }
 }
 
-/// The body of `url`, checked to be a compiled schema (a JSON object with `objects`
-/// and `rules`).
+/// What works without network for a failed download of `label`: for a release tag whose
+/// version the bundled rules can be pinned to, `--std-version`.
+fn offline_hint(label: &str) -> String {
+    let pinned = label.strip_prefix('v').filter(|v| {
+        nidos_schema::Schema::bundled()
+            .is_ok_and(|s| s.supported_versions.iter().any(|p| p.as_str() == *v))
+    });
+    match pinned {
+        Some(v) => format!(
+            "The bundled rules include version {v}: --std-version {v} uses them offline. \
+             Or run once with network access, or pass a compiled schema file with \
+             --schema FILE.json"
+        ),
+        None => "Run once with network access, or pass a compiled schema file with \
+                 --schema FILE.json"
+            .to_string(),
+    }
+}
+
+/// The most redirects followed for one download.
+const MAX_REDIRECTS: usize = 5;
+
+/// The body of `url`, checked to be a compiled schema that loads as a rule set.
+/// Redirects are followed here, not by the HTTP client: only to `http` and `https`
+/// addresses, at most [`MAX_REDIRECTS`] of them, each request under the same time and
+/// size limits.
 fn download(url: &str) -> anyhow::Result<Vec<u8>> {
     let agent = ureq::AgentBuilder::new()
         .timeout_connect(Duration::from_secs(10))
         .timeout(Duration::from_secs(60))
+        .redirects(0)
         .try_proxy_from_env(true)
         .build();
-    let response = agent.get(url).call().map_err(|e| match e {
-        ureq::Error::Status(code, r) => anyhow::anyhow!("HTTP {code} {}", r.status_text()),
-        ureq::Error::Transport(t) => match t.message() {
-            Some(m) => anyhow::anyhow!("{}: {m}", t.kind()),
-            None => anyhow::anyhow!("{}", t.kind()),
-        },
-    })?;
+    let mut current = web_url(url, None)?;
+    let mut hops = 0;
+    let response = loop {
+        let response = agent.get(current.as_str()).call().map_err(|e| match e {
+            ureq::Error::Status(code, r) => anyhow::anyhow!("HTTP {code} {}", r.status_text()),
+            ureq::Error::Transport(t) => match t.message() {
+                Some(m) => anyhow::anyhow!("{}: {m}", t.kind()),
+                None => anyhow::anyhow!("{}", t.kind()),
+            },
+        })?;
+        if !(300..400).contains(&response.status()) {
+            break response;
+        }
+        let Some(location) = response.header("location") else {
+            anyhow::bail!("HTTP {} without a Location to follow", response.status());
+        };
+        hops += 1;
+        if hops > MAX_REDIRECTS {
+            anyhow::bail!("more than {MAX_REDIRECTS} redirects");
+        }
+        current = web_url(location, Some(&current))?;
+    };
     let mut bytes = Vec::new();
     response
         .into_reader()
@@ -175,23 +232,62 @@ fn download(url: &str) -> anyhow::Result<Vec<u8>> {
     if bytes.len() as u64 > MAX_BYTES {
         anyhow::bail!("the response is larger than {} MB", MAX_BYTES >> 20);
     }
+    check_schema(&bytes)?;
+    Ok(bytes)
+}
+
+/// `text` as an address to download from (relative to `base` when it is a redirect's
+/// target): `http` and `https` only.
+fn web_url(text: &str, base: Option<&url::Url>) -> anyhow::Result<url::Url> {
+    let parsed = match base {
+        Some(b) => b.join(text),
+        None => url::Url::parse(text),
+    }
+    .map_err(|e| anyhow::anyhow!("bad address {text:?}: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        anyhow::bail!(
+            "refusing to follow a redirect to {:?}: only http and https addresses are fetched",
+            crate::escape::control(text)
+        );
+    }
+    Ok(parsed)
+}
+
+/// Whether `bytes` is a compiled schema: JSON with `objects` and `rules` objects that
+/// loads as a rule set. Nothing else is cached.
+fn check_schema(bytes: &[u8]) -> anyhow::Result<()> {
     let value: serde_json::Value =
-        serde_json::from_slice(&bytes).context("the response is not JSON")?;
+        serde_json::from_slice(bytes).context("the response is not JSON")?;
     let is_schema = value.get("objects").is_some_and(|v| v.is_object())
         && value.get("rules").is_some_and(|v| v.is_object());
     if !is_schema {
         anyhow::bail!("the response is JSON but not a compiled schema (no objects and rules)");
     }
-    Ok(bytes)
+    nidos_schema::Schema::from_compiled_json(value)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("the response does not load as a compiled schema")?;
+    Ok(())
 }
 
-/// Writes `bytes` to `file` atomically (a temporary file in `dir`, then a rename).
+/// Writes `bytes` to `file` atomically: a new temporary file in `dir` (an unguessable
+/// name, created exclusively, so no existing file or link is ever opened), then a
+/// rename. The temporary file is removed on every failure.
 fn store(dir: &Path, file: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the schema cache {}", dir.display()))?;
-    let tmp = dir.join(format!(".download-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, file).with_context(|| format!("writing {}", file.display()))
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".download-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(|| format!("writing {}", tmp.path().display()))?;
+    // On failure the error holds the temporary file, which is removed when dropped.
+    tmp.persist(file)
+        .map_err(|e| e.error)
+        .with_context(|| format!("writing {}", file.display()))?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -218,5 +314,19 @@ mod tests {
             cache_name("http://127.0.0.1:8080/s?v=1"),
             "127.0.0.1_8080_s_v_1.json"
         );
+        let long = format!("https://example.org/{}", "a".repeat(400));
+        let name = cache_name(&long);
+        assert!(name.len() <= MAX_NAME, "{name}");
+        assert!(name.starts_with("example.org_aaa") && name.ends_with(".json"));
+        assert_ne!(name, cache_name(&format!("{long}b")));
+    }
+
+    #[test]
+    fn only_web_addresses_are_followed() {
+        let base = url::Url::parse("http://127.0.0.1:1/a/b.json").ok();
+        assert!(web_url("file:///etc/passwd", base.as_ref()).is_err());
+        assert!(web_url("ftp://x/y", base.as_ref()).is_err());
+        let next = web_url("../c.json", base.as_ref()).map(|u| u.to_string());
+        assert_eq!(next.ok().as_deref(), Some("http://127.0.0.1:1/c.json"));
     }
 }

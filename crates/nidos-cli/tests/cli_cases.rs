@@ -24,6 +24,9 @@ struct Case {
     files: BTreeMap<String, String>,
     #[serde(default)]
     links: BTreeMap<String, String>,
+    /// Environment variables of the run (`{tmp}` in values is replaced).
+    #[serde(default)]
+    env: BTreeMap<String, String>,
     exit: i32,
     #[serde(default)]
     stderr_once: Vec<String>,
@@ -40,10 +43,15 @@ struct Case {
 }
 
 fn nidos(args: &[String]) -> std::process::Output {
+    nidos_with(args, &BTreeMap::new())
+}
+
+fn nidos_with(args: &[String], env: &BTreeMap<String, String>) -> std::process::Output {
     Command::new(BIN)
         .args(args)
         .env("NIDOS_SCHEMA_DIR", SCHEMA_DIR)
         .env("NO_COLOR", "1")
+        .envs(env)
         .output()
         .map_err(|e| format!("cannot run {BIN}: {e}"))
         .unwrap_or_else(|e| panic!("{e}"))
@@ -81,7 +89,12 @@ fn run(case: &Case) -> Result<(), Failed> {
         .iter()
         .map(|a| a.replace("{tmp}", &tmp_text))
         .collect();
-    let out = nidos(&args);
+    let env: BTreeMap<String, String> = case
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.replace("{tmp}", &tmp_text)))
+        .collect();
+    let out = nidos_with(&args, &env);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mut wrong = Vec::new();

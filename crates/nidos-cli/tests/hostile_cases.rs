@@ -15,7 +15,16 @@ use std::time::{Duration, Instant};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde::Deserialize;
 
-const BIN: &str = env!("CARGO_BIN_EXE_nidos");
+const BUILT: &str = env!("CARGO_BIN_EXE_nidos");
+
+/// The binary under test: the one built with the tests, or `NIDOS_HOSTILE_BIN` (to show
+/// that a case fails on an older build).
+fn bin() -> String {
+    std::env::var("NIDOS_HOSTILE_BIN")
+        .ok()
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| BUILT.to_string())
+}
 const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/hostile");
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
 
@@ -93,12 +102,28 @@ fn bash(script: &str, dir: &Path, extra: &[(&str, String)]) -> Command {
 /// The environment every process of a case sees: the binary, the shared folder, and a
 /// cache and home inside the case's directory (nothing outside it is written).
 fn env(cmd: &mut Command, dir: &Path) {
-    cmd.env("NIDOS", BIN)
+    cmd.env("PORT", port_of(dir))
+        .env("NIDOS", bin())
         .env("SHARED", SHARED)
         .env("HOME", dir.join("home"))
         .env("NIDOS_CACHE_DIR", dir.join("cache"))
         .env("NO_COLOR", "1")
         .env_remove("NIDOS_SCHEMA_DIR");
+}
+
+/// The case's free local TCP port (`$PORT`), for a server the case starts in
+/// `background`: chosen once per case directory, by binding port 0 and letting go.
+fn port_of(dir: &Path) -> String {
+    let file = dir.join(".port");
+    if let Ok(p) = std::fs::read_to_string(&file) {
+        return p;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port().to_string())
+        .unwrap_or_default();
+    let _ = std::fs::write(&file, &port);
+    port
 }
 
 fn vm_hwm_kb(pid: u32) -> Option<u64> {
@@ -123,8 +148,11 @@ fn watched(case: &Case, dir: &Path) -> Result<Outcome, String> {
     let err_path = dir.join(".nidos-stderr");
     let in_path = dir.join(".nidos-stdin");
     std::fs::write(&in_path, case.stdin.as_deref().unwrap_or("")).map_err(|e| e.to_string())?;
-    let mut cmd = Command::new(BIN);
-    cmd.args(&case.run).current_dir(dir);
+    let bin = bin();
+    let mut cmd = Command::new(&bin);
+    let port = port_of(dir);
+    cmd.args(case.run.iter().map(|a| a.replace("$PORT", &port)))
+        .current_dir(dir);
     env(&mut cmd, dir);
     cmd.stdin(Stdio::from(
         std::fs::File::open(&in_path).map_err(|e| e.to_string())?,
@@ -136,7 +164,7 @@ fn watched(case: &Case, dir: &Path) -> Result<Outcome, String> {
         std::fs::File::create(&err_path).map_err(|e| e.to_string())?,
     ));
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| format!("cannot run {BIN}: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run {bin}: {e}"))?;
     let pid = child.id();
     let mut peak = 0u64;
     let status = loop {
