@@ -250,6 +250,8 @@ fn context_json(ctx: &dyn Context) -> String {
 
 /// Whether the input is unfinished: an open bracket or string, or a trailing binary
 /// operator. Commands are always complete.
+/// (The REPL itself reads line by line through [`Pending`]; this is its whole-text form.)
+#[cfg(test)]
 pub fn needs_more(input: &str) -> bool {
     let trimmed = input.trim();
     if trimmed.starts_with(':') || trimmed.is_empty() {
@@ -315,7 +317,8 @@ impl Validator for ReplHelper {
 const PROMPT: &str = "nidos> ";
 const CONTINUATION_PROMPT: &str = "  ...> ";
 
-/// The lines of an input still open (unbalanced brackets or quotes, see [`needs_more`]).
+/// The lines of an input still open (unbalanced brackets or quotes; a `:command` or a
+/// blank line is always complete).
 /// Lines are scanned once, as they arrive (the scanner's state carries over), so a long
 /// continued input costs linear time; past [`nidos_expr::MAX_SOURCE_BYTES`] it is dropped.
 #[derive(Default)]
