@@ -54,6 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 eprintln!("warning: unknown function `{name}` evaluates to null");
             }
             let value = nidos_expr::eval(&expr, ctx.as_ref());
+            warn_regex_budget();
             println!("{}", value.to_json());
             Ok(ExitCode::SUCCESS)
         }
@@ -61,6 +62,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("{}", render_parse_error(src, &e));
             Ok(ExitCode::from(2))
         }
+    }
+}
+
+/// Names each pattern whose search ran past the backtracking budget (its `match` was
+/// null), once.
+pub fn warn_regex_budget() {
+    for p in nidos_expr::regex_over_budget() {
+        eprintln!(
+            "warning: the pattern {} ran past the regular-expression time budget: its match is null",
+            crate::cmd_eval::clip_for_display(&serde_json::Value::String(p).to_string())
+        );
     }
 }
 
@@ -123,6 +135,17 @@ pub fn load_json_context(path: &Path) -> anyhow::Result<ObjectContext> {
     Ok(ObjectContext::from_json(&json))
 }
 
+/// Text shown back to the user: at most [`CLIP_CHARS`] characters, then `… (N bytes)`.
+pub fn clip_for_display(text: &str) -> String {
+    match text.char_indices().nth(CLIP_CHARS) {
+        Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
+        None => text.to_string(),
+    }
+}
+
+/// How much of an expression or pattern messages show.
+const CLIP_CHARS: usize = 120;
+
 /// `error: <message>` followed by the offending source line and a caret under the
 /// position.
 pub fn render_parse_error(src: &str, e: &ParseError) -> String {
@@ -152,17 +175,22 @@ fn run_cases(path: &Path) -> anyhow::Result<ExitCode> {
                 failed += 1;
                 println!(
                     "FAIL `{}`: expected {}, got {}",
-                    case.expression,
-                    case.result.to_json(),
-                    got.to_json()
+                    clip_for_display(&case.expression),
+                    clip_for_display(&case.result.to_json().to_string()),
+                    clip_for_display(&got.to_json().to_string())
                 );
             }
             Outcome::ParseError { message } => {
                 failed += 1;
-                println!("FAIL `{}`: parse error: {message}", case.expression);
+                println!(
+                    "FAIL `{}`: parse error: {}",
+                    clip_for_display(&case.expression),
+                    clip_for_display(&message)
+                );
             }
         }
     }
+    warn_regex_budget();
     println!("{passed} passed, {failed} failed");
     Ok(if failed == 0 {
         ExitCode::SUCCESS

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use nidos_expr::scan::Place;
+use nidos_expr::scan::{Place, Scanner};
 use nidos_expr::{Context, ObjectContext, Value};
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
@@ -102,7 +102,10 @@ impl Session {
                 "ctx" | "context" => Reply::Output(context_json(self.ctx.as_ref())),
                 "file" if arg.is_empty() => Reply::Error("usage: :file PATH".into()),
                 "file" => self.switch_file(arg),
-                other => Reply::Error(format!("unknown command `:{other}` (try :help)")),
+                other => Reply::Error(format!(
+                    "unknown command `:{}` (try :help)",
+                    crate::cmd_eval::clip_for_display(other)
+                )),
             };
         }
         match nidos_expr::parse(input) {
@@ -111,7 +114,14 @@ impl Session {
                 for name in expr.unknown_functions() {
                     out.push_str(&format!("warning: unknown function `{name}` gives null\n"));
                 }
+                let before = nidos_expr::regex_over_budget().len();
                 let value = nidos_expr::eval(&expr, self.ctx.as_ref());
+                for p in nidos_expr::regex_over_budget().iter().skip(before) {
+                    out.push_str(&format!(
+                        "warning: the pattern {} ran past the regular-expression time budget: its match is null\n",
+                        crate::cmd_eval::clip_for_display(&serde_json::Value::String(p.clone()).to_string())
+                    ));
+                }
                 out.push_str(&value.to_json().to_string());
                 Reply::Output(out)
             }
@@ -240,6 +250,8 @@ fn context_json(ctx: &dyn Context) -> String {
 
 /// Whether the input is unfinished: an open bracket or string, or a trailing binary
 /// operator. Commands are always complete.
+/// (The REPL itself reads line by line through [`Pending`]; this is its whole-text form.)
+#[cfg(test)]
 pub fn needs_more(input: &str) -> bool {
     let trimmed = input.trim();
     if trimmed.starts_with(':') || trimmed.is_empty() {
@@ -305,27 +317,62 @@ impl Validator for ReplHelper {
 const PROMPT: &str = "nidos> ";
 const CONTINUATION_PROMPT: &str = "  ...> ";
 
-/// The lines of an input still open (unbalanced brackets or quotes, see [`needs_more`]).
+/// The lines of an input still open (unbalanced brackets or quotes; a `:command` or a
+/// blank line is always complete).
+/// Lines are scanned once, as they arrive (the scanner's state carries over), so a long
+/// continued input costs linear time; past [`nidos_expr::MAX_SOURCE_BYTES`] it is dropped.
 #[derive(Default)]
 pub struct Pending {
-    lines: Vec<String>,
+    text: String,
+    scanner: Scanner,
+    depth: i64,
 }
 
 impl Pending {
     /// Whether an unfinished input waits for more lines.
     pub fn is_open(&self) -> bool {
-        !self.lines.is_empty()
+        !self.text.is_empty()
     }
 
-    /// Adds a line; returns the whole input once it is complete.
-    pub fn push(&mut self, line: &str) -> Option<String> {
-        self.lines.push(line.to_string());
-        let input = self.lines.join("\n");
-        if needs_more(&input) {
-            return None;
+    /// Adds a line; returns the whole input once it is complete, or `Err` with a
+    /// message when the input has grown past the length limit (it is then dropped).
+    pub fn push(&mut self, line: &str) -> Result<Option<String>, String> {
+        let first = !self.is_open();
+        if first {
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with(':') {
+                return Ok(Some(line.to_string()));
+            }
+        } else {
+            self.text.push('\n');
+            self.scan('\n');
         }
-        self.lines.clear();
-        Some(input)
+        if self.text.len() + line.len() > nidos_expr::MAX_SOURCE_BYTES {
+            let total = self.text.len() + line.len();
+            *self = Pending::default();
+            return Err(format!(
+                "error: input too long ({total} bytes or more; the limit is {} bytes): dropped",
+                nidos_expr::MAX_SOURCE_BYTES
+            ));
+        }
+        self.text.push_str(line);
+        line.chars().for_each(|c| self.scan(c));
+        if self.scanner.in_string() || self.depth > 0 {
+            return Ok(None);
+        }
+        let input = std::mem::take(&mut self.text);
+        *self = Pending::default();
+        Ok(Some(input))
+    }
+
+    fn scan(&mut self, c: char) {
+        if self.scanner.place(c) == Place::Code {
+            match c {
+                '(' | '[' | '{' => self.depth += 1,
+                ')' | ']' | '}' => self.depth -= 1,
+                _ => {}
+            }
+        }
     }
 }
 
@@ -373,8 +420,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         match rl.readline(prompt) {
             Ok(line) => {
-                let Some(input) = pending.push(&line) else {
-                    continue;
+                let input = match pending.push(&line) {
+                    Ok(Some(input)) => input,
+                    Ok(None) => continue,
+                    Err(message) => {
+                        eprintln!("{message}");
+                        continue;
+                    }
                 };
                 if !input.trim().is_empty() {
                     let _ = rl.add_history_entry(input.as_str());
@@ -488,14 +540,32 @@ mod tests {
     fn continuation_collects_lines_until_balanced() {
         let mut p = Pending::default();
         assert!(!p.is_open());
-        assert_eq!(p.push("intersects([suffix],"), None);
+        assert_eq!(p.push("intersects([suffix],"), Ok(None));
         assert!(p.is_open());
         assert_eq!(
             p.push("  ['bold'])"),
-            Some("intersects([suffix],\n  ['bold'])".into())
+            Ok(Some("intersects([suffix],\n  ['bold'])".into()))
         );
         assert!(!p.is_open());
-        assert_eq!(p.push(":help"), Some(":help".into()));
+        assert_eq!(p.push(":help"), Ok(Some(":help".into())));
+        // A string spanning lines keeps its brackets out of the count.
+        assert_eq!(p.push("f('(\\'"), Ok(None));
+        assert_eq!(p.push("x')"), Ok(Some("f('(\\'\nx')".into())));
+    }
+
+    #[test]
+    fn continuation_is_linear_and_bounded() {
+        let mut p = Pending::default();
+        assert_eq!(p.push("["), Ok(None));
+        let mut outcome = Ok(None);
+        for _ in 0..100_000 {
+            outcome = p.push("1,");
+            if outcome.is_err() {
+                break;
+            }
+        }
+        assert!(outcome.is_err_and(|m| m.contains("too long")));
+        assert!(!p.is_open());
     }
 
     #[test]

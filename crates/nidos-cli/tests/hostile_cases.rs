@@ -51,6 +51,10 @@ struct Case {
     /// Text written to the command's stdin (none: stdin is empty).
     #[serde(default)]
     stdin: Option<String>,
+    /// A file (made by `setup`, relative to the case's directory) to use as the
+    /// command's stdin instead of `stdin`, for input too large to write in the case.
+    #[serde(default)]
+    stdin_file: Option<String>,
     /// Bash started just before the command, beside it; killed when the command ends
     /// unless it ended first. Its exit status is not checked (`after` checks results).
     #[serde(default)]
@@ -147,7 +151,14 @@ fn watched(case: &Case, dir: &Path) -> Result<Outcome, String> {
     let out_path = dir.join(".nidos-stdout");
     let err_path = dir.join(".nidos-stderr");
     let in_path = dir.join(".nidos-stdin");
-    std::fs::write(&in_path, case.stdin.as_deref().unwrap_or("")).map_err(|e| e.to_string())?;
+    let in_path = match &case.stdin_file {
+        Some(file) => dir.join(file),
+        None => {
+            std::fs::write(&in_path, case.stdin.as_deref().unwrap_or(""))
+                .map_err(|e| e.to_string())?;
+            in_path
+        }
+    };
     let bin = bin();
     let mut cmd = Command::new(&bin);
     let port = port_of(dir);

@@ -85,9 +85,12 @@ pub fn intersects(a: &Value, b: &Value) -> Value {
     if short.is_empty() {
         return Value::Bool(false);
     }
+    // A hash set of the shorter list's items: linear in both lengths. Items holding NaN
+    // equal nothing (not even themselves), so they neither enter the set nor match.
+    let keys: HashSet<ItemKey> = short.iter().filter_map(ItemKey::of).collect();
     let shared: Vec<Value> = long
         .iter()
-        .filter(|x| short.iter().any(|y| js::strict_eq(x, y)))
+        .filter(|x| ItemKey::of(x).is_some_and(|k| keys.contains(&k)))
         .cloned()
         .collect();
     if shared.is_empty() {
@@ -292,12 +295,13 @@ pub fn unique(list: &Value) -> Value {
         _ => return Value::Null,
     };
     let mut out: Vec<Value> = Vec::with_capacity(items.len());
-    // Scalars are deduplicated through a hash set; arrays and objects by comparison.
-    let mut seen: HashSet<ScalarKey> = HashSet::new();
+    // Every item through a hash set of its value (linear). A NaN number is one item, as
+    // a scalar; a list or object holding NaN equals nothing, so it is always kept.
+    let mut seen: HashSet<ItemKey> = HashSet::new();
     for item in items {
-        let fresh = match ScalarKey::of(&item) {
-            Some(key) => seen.insert(key),
-            None => !out.iter().any(|s| js::strict_eq(s, &item)),
+        let fresh = match &item {
+            Value::Number(n) if n.is_nan() => seen.insert(ItemKey::Number(n.to_bits())),
+            _ => ItemKey::of(&item).is_none_or(|key| seen.insert(key)),
         };
         if fresh {
             out.push(item);
@@ -306,24 +310,40 @@ pub fn unique(list: &Value) -> Value {
     Value::array(out)
 }
 
-/// A hashable identity for scalar values (`-0` and `0` are one number).
+/// A hashable identity of a value under the language's equality (`==` on values):
+/// `1` and `1.0` are one number, `-0` and `0` too; arrays item by item; objects by
+/// their entries whatever their order. `None` for a value holding NaN (equal to
+/// nothing).
 #[derive(PartialEq, Eq, Hash)]
-enum ScalarKey {
+enum ItemKey {
     Null,
     Bool(bool),
     Number(u64),
     String(std::sync::Arc<str>),
+    Array(Vec<ItemKey>),
+    Object(Vec<(String, ItemKey)>),
 }
 
-impl ScalarKey {
-    fn of(v: &Value) -> Option<ScalarKey> {
+impl ItemKey {
+    fn of(v: &Value) -> Option<ItemKey> {
         Some(match v {
-            Value::Null => ScalarKey::Null,
-            Value::Bool(b) => ScalarKey::Bool(*b),
-            Value::Number(n) if *n == 0.0 => ScalarKey::Number(0),
-            Value::Number(n) => ScalarKey::Number(n.to_bits()),
-            Value::String(s) => ScalarKey::String(s.clone()),
-            Value::Array(_) | Value::Object(_) => return None,
+            Value::Null => ItemKey::Null,
+            Value::Bool(b) => ItemKey::Bool(*b),
+            Value::Number(n) if n.is_nan() => return None,
+            Value::Number(n) if *n == 0.0 => ItemKey::Number(0),
+            Value::Number(n) => ItemKey::Number(n.to_bits()),
+            Value::String(s) => ItemKey::String(s.clone()),
+            Value::Array(items) => {
+                ItemKey::Array(items.iter().map(ItemKey::of).collect::<Option<_>>()?)
+            }
+            Value::Object(o) => {
+                let mut entries = o
+                    .iter()
+                    .map(|(k, v)| Some((k.clone(), ItemKey::of(v)?)))
+                    .collect::<Option<Vec<_>>>()?;
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                ItemKey::Object(entries)
+            }
         })
     }
 }
@@ -357,31 +377,17 @@ pub fn lower(v: &Value) -> Value {
 
 /// `replace(x, pattern, text)`: every match of the ECMAScript pattern replaced by the
 /// literal `text`, in a string or in each string item of a list. Null when an argument
-/// has the wrong type or the pattern does not compile.
+/// has the wrong type, the pattern does not compile or a replacement ran past the
+/// backtracking budget.
 pub fn replace(v: &Value, pattern: &Value, text: &Value) -> Value {
     let (Value::String(pattern), Value::String(text)) = (pattern, text) else {
         return Value::Null;
     };
     let compiled = regex_cache::cached(pattern);
-    let Some(re) = compiled.regex() else {
+    if compiled.regex().is_none() {
         return Value::Null;
-    };
-    map_strings(v, |s| Some(replace_all(re, s, text)))
-}
-
-/// Replaces every match, left to right; an empty match replaces the empty string at
-/// that position and the search goes on one character further (as JavaScript does).
-fn replace_all(re: &regress::Regex, s: &str, text: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut last = 0;
-    for m in re.find_iter(s) {
-        let r = m.range();
-        out.push_str(&s[last..r.start]);
-        out.push_str(text);
-        last = r.end;
     }
-    out.push_str(&s[last..]);
-    out
+    map_strings(v, |s| compiled.replace_all(s, text))
 }
 
 /// `filter(list, pattern)`: the string items of a list that the ECMAScript pattern

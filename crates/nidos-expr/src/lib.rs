@@ -33,8 +33,15 @@ mod value;
 
 pub use ast::{Call, Expr};
 pub use context::{Context, ObjectContext};
-pub use parser::ParseError;
+pub use parser::{ParseError, MAX_SOURCE_BYTES};
 pub use value::{Object, Value};
+
+/// The ECMAScript patterns whose searches ran past the backtracking engine's time
+/// budget in this process (their `match`, `filter` and `replace` gave null); see
+/// `docs/reliability.md`.
+pub fn regex_over_budget() -> Vec<String> {
+    regex_cache::over_budget()
+}
 
 /// Parses one expression. Newlines count as whitespace.
 pub fn parse(src: &str) -> Result<Expr, ParseError> {

@@ -53,16 +53,29 @@ impl ParseError {
     }
 
     /// The source line holding the error and a caret under the column, for display.
+    /// A long line shows only [`SNIPPET_CHARS`] characters around the column, with `…`
+    /// where it was cut.
     pub fn snippet(&self, src: &str) -> String {
         let line = src.lines().nth(self.line - 1).unwrap_or("");
+        let col = self.column - 1;
+        let from = col.saturating_sub(SNIPPET_CHARS / 2);
+        let shown: String = line.chars().skip(from).take(SNIPPET_CHARS).collect();
+        let cut_before = from > 0;
+        let cut_after = line.chars().nth(from + SNIPPET_CHARS).is_some();
         let pad: String = line
             .chars()
-            .take(self.column - 1)
+            .skip(from)
+            .take(col - from)
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
-        format!("{line}\n{pad}^")
+        let (lead, lead_pad) = if cut_before { ("…", " ") } else { ("", "") };
+        let tail = if cut_after { "…" } else { "" };
+        format!("{lead}{shown}{tail}\n{lead_pad}{pad}^")
     }
 }
+
+/// How many characters of a source line [`ParseError::snippet`] shows at most.
+pub const SNIPPET_CHARS: usize = 120;
 
 /// What a grammar rule stands for in an error message.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -182,8 +195,23 @@ fn convert_error(src: &str, e: pest::error::Error<Rule>) -> ParseError {
 pub const MAX_NESTING: usize = 128;
 const MAX_TREE_DEPTH: usize = 2 * MAX_NESTING;
 
+/// The longest expression source accepted, in bytes. Rules are a few hundred bytes;
+/// the generated parser holds some hundreds of bytes per source byte while it works,
+/// so longer text is refused before it is parsed.
+pub const MAX_SOURCE_BYTES: usize = 256 * 1024;
+
 /// Parses one expression.
 pub fn parse(src: &str) -> Result<Expr> {
+    if src.len() > MAX_SOURCE_BYTES {
+        return Err(ParseError::at(
+            src,
+            0,
+            format!(
+                "expression too long ({} bytes; the limit is {MAX_SOURCE_BYTES})",
+                src.len()
+            ),
+        ));
+    }
     let nesting = check_nesting(src)?;
     if nesting > SHALLOW {
         // Recursive descent through the generated parser costs a lot of stack per

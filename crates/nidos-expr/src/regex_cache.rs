@@ -2,27 +2,46 @@
 //! once at parse time; computed patterns go through a small process-wide cache.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{mpsc, Arc, Mutex, OnceLock, RwLock};
+use std::time::Duration;
 
 /// A pattern compiled with `regress` (no flags: the `new RegExp(p)` of JavaScript),
 /// or the reason it does not compile. Compiled on first use, so a rule whose pattern is
-/// never reached costs nothing at load. Searches run on the `regex` crate's automaton
-/// when the pattern carries over to it exactly (as in [`crate::full_match`]): the
-/// backtracking engine allocates for every search, and `match` runs for most files
-/// (the associations' selectors test extensions with it). The automaton is built only
-/// once a pattern has searched [`AUTOMATON_AFTER`] texts: building costs more than a
-/// few dozen backtracking searches, so a small dataset never pays for it.
+/// never reached costs nothing at load.
+///
+/// Which engine searches (see `docs/reliability.md`, "Regular expressions"):
+/// - the `regex` crate's automaton (linear time) when the pattern carries over to it
+///   exactly (as in [`crate::full_match`]) and the search could be costly on the
+///   backtracking engine: a long text, or a pattern with nested or repeated unbounded
+///   quantifiers ([`costly`]). Otherwise the automaton is built only once a pattern has
+///   searched [`AUTOMATON_AFTER`] texts: building costs more than a few dozen cheap
+///   backtracking searches, so a small dataset never pays for it;
+/// - the backtracking engine inline for a cheap pattern on a short text (its work is
+///   then polynomial of low degree in at most [`SHORT_TEXT`] bytes);
+/// - the backtracking engine under a time budget ([`BUDGET`]) for the rest (lookaround
+///   or back-references in a costly pattern, or on a long text). A search past the
+///   budget gives no answer (`match` is null), and the pattern is marked: every later
+///   search with it gives no answer at once, and [`over_budget`] names it.
 #[derive(Debug)]
 pub struct CompiledRegex {
     pattern: String,
-    regex: OnceLock<Result<regress::Regex, String>>,
+    regex: OnceLock<Result<Arc<regress::Regex>, String>>,
     automaton: OnceLock<Option<regex::Regex>>,
     searches: AtomicU32,
+    costly: bool,
+    translates: bool,
+    exhausted: AtomicBool,
 }
 
 /// How many searches a pattern runs on the backtracking engine before the automaton.
 const AUTOMATON_AFTER: u32 = 64;
+
+/// Texts up to this many bytes may be searched inline by the backtracking engine.
+pub const SHORT_TEXT: usize = 256;
+
+/// The time a budgeted backtracking search (or replacement) may take.
+pub const BUDGET: Duration = Duration::from_secs(1);
 
 impl CompiledRegex {
     pub fn compile(pattern: &str) -> CompiledRegex {
@@ -31,35 +50,78 @@ impl CompiledRegex {
             regex: OnceLock::new(),
             automaton: OnceLock::new(),
             searches: AtomicU32::new(0),
+            costly: costly(pattern),
+            translates: crate::full_match::translate(pattern).is_some(),
+            exhausted: AtomicBool::new(false),
         }
     }
 
-    fn compiled(&self) -> &Result<regress::Regex, String> {
-        self.regex
-            .get_or_init(|| regress::Regex::new(&self.pattern).map_err(|e| e.to_string()))
+    fn compiled(&self) -> &Result<Arc<regress::Regex>, String> {
+        self.regex.get_or_init(|| {
+            regress::Regex::new(&self.pattern)
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        })
     }
 
     /// The compiled pattern, `None` when it is invalid.
     pub fn regex(&self) -> Option<&regress::Regex> {
-        self.compiled().as_ref().ok()
+        self.compiled().as_ref().ok().map(|r| r.as_ref())
     }
 
-    /// Unanchored search. `None` when the pattern is invalid.
+    /// Unanchored search. `None` when the pattern is invalid, or when the search ran
+    /// past its budget (see the type's description).
     pub fn is_match(&self, text: &str) -> Option<bool> {
         // Validity is the ECMAScript engine's say, whichever engine searches.
         let re = self.compiled().as_ref().ok()?;
-        let warm = self.searches.load(Ordering::Relaxed) >= AUTOMATON_AFTER;
-        if !warm {
-            self.searches.fetch_add(1, Ordering::Relaxed);
+        if self.exhausted.load(Ordering::Relaxed) {
+            return None;
         }
-        let fast = if warm { self.automaton() } else { None };
-        Some(match fast {
-            Some(fast) => fast.is_match(text),
-            None => re.find(text).is_some(),
-        })
+        let cheap = !self.costly && text.len() <= SHORT_TEXT;
+        let warm = self.searches.load(Ordering::Relaxed) >= AUTOMATON_AFTER;
+        if !warm && cheap {
+            self.searches.fetch_add(1, Ordering::Relaxed);
+            return Some(re.find(text).is_some());
+        }
+        if let Some(fast) = self.automaton() {
+            return Some(fast.is_match(text));
+        }
+        if cheap {
+            return Some(re.find(text).is_some());
+        }
+        let (re, text) = (re.clone(), text.to_owned());
+        self.budgeted(move || re.find(&text).is_some())
+    }
+
+    /// Every match replaced by `text` (as [`regress::Regex::find_iter`] finds them),
+    /// under the same bounds as [`CompiledRegex::is_match`]. `None` when the pattern is
+    /// invalid or the replacement ran past its budget.
+    pub fn replace_all(&self, s: &str, text: &str) -> Option<String> {
+        let re = self.compiled().as_ref().ok()?;
+        if self.exhausted.load(Ordering::Relaxed) {
+            return None;
+        }
+        if !self.costly && s.len() <= SHORT_TEXT {
+            return Some(replace_all(re, s, text));
+        }
+        let (re, s, text) = (re.clone(), s.to_owned(), text.to_owned());
+        self.budgeted(move || replace_all(&re, &s, &text))
+    }
+
+    /// [`run_budgeted`]; past the budget the pattern is marked exhausted.
+    fn budgeted<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+        let answer = run_budgeted(work);
+        if answer.is_none() {
+            self.exhausted.store(true, Ordering::Relaxed);
+            record_over_budget(&self.pattern);
+        }
+        answer
     }
 
     fn automaton(&self) -> Option<&regex::Regex> {
+        if !self.translates {
+            return None;
+        }
         self.automaton
             .get_or_init(|| {
                 let spelled = crate::full_match::translate(&self.pattern)?;
@@ -67,6 +129,114 @@ impl CompiledRegex {
             })
             .as_ref()
     }
+}
+
+/// Replaces every match, left to right; an empty match replaces the empty string at
+/// that position and the search goes on one character further (as JavaScript does).
+fn replace_all(re: &regress::Regex, s: &str, text: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    for m in re.find_iter(s) {
+        let r = m.range();
+        out.push_str(&s[last..r.start]);
+        out.push_str(text);
+        last = r.end;
+    }
+    out.push_str(&s[last..]);
+    out
+}
+
+/// Whether a backtracking search with `pattern` may cost more than a low-degree
+/// polynomial: a group quantified other than by `?` (`(a+)+`, `(a?){30}`), two or more unbounded
+/// quantifiers (`.*.*x`), or a back-reference. A structural over-approximation: a
+/// pattern it passes runs in at most about n² steps on a text of n characters.
+pub(crate) fn costly(pattern: &str) -> bool {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut unbounded = 0;
+    let mut in_class = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' {
+            if chars
+                .get(i + 1)
+                .is_some_and(|d| d.is_ascii_digit() && *d != '0')
+                || chars.get(i + 1) == Some(&'k')
+            {
+                return true;
+            }
+            i += 2;
+            continue;
+        }
+        if in_class {
+            in_class = c != ']';
+            i += 1;
+            continue;
+        }
+        match c {
+            '[' => in_class = true,
+            '*' | '+' | '{' => {
+                if i > 0 && chars[i - 1] == ')' {
+                    return true;
+                }
+                if c != '{' || !is_fixed_count(&chars[i..]) {
+                    unbounded += 1;
+                }
+                if unbounded >= 2 {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether `chars` starts with `{n}` (a fixed count, which repeats nothing optionally).
+fn is_fixed_count(chars: &[char]) -> bool {
+    let close = chars.iter().position(|&c| c == '}');
+    match close {
+        Some(end) if end > 1 => chars[1..end].iter().all(char::is_ascii_digit),
+        _ => false,
+    }
+}
+
+/// Runs `work` on a thread of its own for at most [`BUDGET`]: `None` past it. The thread
+/// is then left to finish on its own (a backtracking search cannot be interrupted).
+pub(crate) fn run_budgeted<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("nidos-regex".into())
+        .spawn(move || {
+            let _ = tx.send(work());
+        })
+        .ok()?;
+    rx.recv_timeout(BUDGET).ok()
+}
+
+/// Adds a pattern to those [`over_budget`] lists.
+pub(crate) fn record_over_budget(pattern: &str) {
+    if let Ok(mut list) = exhausted_list().lock() {
+        if !list.iter().any(|p| p == pattern) {
+            list.push(pattern.to_string());
+        }
+    }
+}
+
+fn exhausted_list() -> &'static Mutex<Vec<String>> {
+    static LIST: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+    LIST.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// The patterns whose searches ran past [`BUDGET`] in this process, in the order met.
+pub fn over_budget() -> Vec<String> {
+    exhausted_list()
+        .lock()
+        .map(|l| l.clone())
+        .unwrap_or_default()
 }
 
 const CACHE_LIMIT: usize = 1024;
@@ -100,26 +270,88 @@ pub fn cached(pattern: &str) -> Arc<CompiledRegex> {
 
 #[cfg(test)]
 mod tests {
-    use super::{CompiledRegex, AUTOMATON_AFTER};
-    use crate::full_match::tests::{PATTERNS, TEXTS};
+    use super::{costly, CompiledRegex, AUTOMATON_AFTER, BUDGET};
+    use crate::full_match::tests::{schema_patterns, PATTERNS, SCHEMA_TEXTS, TEXTS};
     use std::sync::atomic::Ordering;
+
+    fn agree(p: &str, texts: &[&str]) {
+        let cold = CompiledRegex::compile(p);
+        let warm = CompiledRegex::compile(p);
+        warm.searches.store(AUTOMATON_AFTER, Ordering::Relaxed);
+        let slow = regress::Regex::new(p).ok();
+        for t in texts {
+            let want = slow.as_ref().map(|re| re.find(t).is_some());
+            assert_eq!(cold.is_match(t), want, "pattern {p:?} on {t:?}");
+            assert_eq!(warm.is_match(t), want, "pattern {p:?} on {t:?}");
+        }
+    }
 
     #[test]
     fn searches_agree_with_the_ecmascript_engine() {
         for p in PATTERNS {
-            let cold = CompiledRegex::compile(p);
-            let warm = CompiledRegex::compile(p);
-            warm.searches.store(AUTOMATON_AFTER, Ordering::Relaxed);
-            let slow = regress::Regex::new(p).ok();
-            for t in TEXTS {
-                let want = slow.as_ref().map(|re| re.find(t).is_some());
-                assert_eq!(cold.is_match(t), want, "pattern {p:?} on {t:?}");
-                assert_eq!(warm.is_match(t), want, "pattern {p:?} on {t:?}");
-            }
+            // The exponential ones only on short texts here.
+            let texts: Vec<&str> = TEXTS.iter().copied().filter(|t| t.len() < 20).collect();
+            agree(p, &texts);
         }
         // The schema's extension test runs on the automaton.
         assert!(CompiledRegex::compile(r"\.nii(\.gz)?$")
             .automaton()
             .is_some());
+    }
+
+    #[test]
+    fn searches_agree_on_every_schema_pattern() {
+        let texts: Vec<&str> = SCHEMA_TEXTS.iter().chain(TEXTS).copied().collect();
+        for p in schema_patterns() {
+            agree(&p, &texts);
+        }
+    }
+
+    #[test]
+    fn costly_patterns_are_told_apart() {
+        for p in [
+            r"(a+)+$",
+            r"(a|b)*c",
+            r"(a?){30}",
+            r".*.*x",
+            r"a+b+",
+            r"(a)\1",
+            r"^(a*)*\1b",
+        ] {
+            assert!(costly(p), "{p}");
+        }
+        for p in [
+            r"\.nii(\.gz)?$",
+            r"\d{4}-\d{2}",
+            r"(?!/)[0-9a-zA-Z+/_\-.]+",
+            r"[+*]+",
+            r"\*\+x*",
+            r"sub-[a-z]+_",
+        ] {
+            assert!(!costly(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn exponential_searches_stay_bounded() {
+        let evil = format!("{}!", "a".repeat(40));
+        // Translates: the automaton answers at once.
+        let start = std::time::Instant::now();
+        assert_eq!(
+            CompiledRegex::compile("(a+)+$").is_match(&evil),
+            Some(false)
+        );
+        // A back-reference keeps it on the backtracking engine: the budget ends it.
+        let re = CompiledRegex::compile(r"^(a*)*\1b");
+        assert_eq!(re.is_match(&evil), None);
+        assert!(start.elapsed() < BUDGET * 3, "{:?}", start.elapsed());
+        // Marked: the next search gives no answer without running.
+        assert_eq!(re.is_match("ab"), None);
+        assert!(super::over_budget().contains(&r"^(a*)*\1b".to_string()));
+        // A costly pattern on a short text that finishes in time answers.
+        assert_eq!(
+            CompiledRegex::compile(r"^(a*)*\1b").is_match("aab"),
+            Some(true)
+        );
     }
 }

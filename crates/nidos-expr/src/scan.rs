@@ -24,8 +24,7 @@ pub enum Place {
 pub fn scan(src: &str) -> Scan<'_> {
     Scan {
         chars: src.char_indices(),
-        quote: None,
-        escaped: false,
+        state: Scanner::default(),
     }
 }
 
@@ -33,8 +32,7 @@ pub fn scan(src: &str) -> Scan<'_> {
 #[derive(Clone, Debug)]
 pub struct Scan<'a> {
     chars: std::str::CharIndices<'a>,
-    quote: Option<char>,
-    escaped: bool,
+    state: Scanner,
 }
 
 impl Iterator for Scan<'_> {
@@ -42,7 +40,23 @@ impl Iterator for Scan<'_> {
 
     fn next(&mut self) -> Option<(usize, char, Place)> {
         let (i, c) = self.chars.next()?;
-        let place = match self.quote {
+        Some((i, c, self.state.place(c)))
+    }
+}
+
+/// The scanner's state between characters, for a text that arrives in pieces (the
+/// REPL's lines): feeding it the pieces one after the other places each character as
+/// [`scan`] would in the whole text.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Scanner {
+    quote: Option<char>,
+    escaped: bool,
+}
+
+impl Scanner {
+    /// The place of the next character.
+    pub fn place(&mut self, c: char) -> Place {
+        match self.quote {
             Some(q) => {
                 if self.escaped {
                     self.escaped = false;
@@ -62,8 +76,12 @@ impl Iterator for Scan<'_> {
                 Place::Open
             }
             None => Place::Code,
-        };
-        Some((i, c, place))
+        }
+    }
+
+    /// Whether a string literal is open.
+    pub fn in_string(&self) -> bool {
+        self.quote.is_some()
     }
 }
 
