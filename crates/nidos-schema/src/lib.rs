@@ -43,7 +43,9 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde_json::Value;
 
-pub use brand::{brand_named, BrandChoice, BrandIssue, Brands, BRAND_AMBIGUOUS, BRAND_UNDECLARED};
+pub use brand::{
+    brand_named, signs_of, BrandChoice, BrandIssue, Brands, BRAND_AMBIGUOUS, BRAND_UNDECLARED,
+};
 pub use changes::{bundled_changes, Changes, Subject};
 pub use check::{check_path, check_value, duplicate_codes, structure_findings, CheckReport};
 pub use embedded::bundled_files;
