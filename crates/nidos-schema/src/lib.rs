@@ -54,8 +54,8 @@ pub use lifecycle::{filter_for_version, LIFECYCLE_KEYS};
 pub use model::*;
 pub use raw::Raw;
 pub use select::{
-    load_for_dataset, load_for_description, published_schema_template, read_description,
-    ForDataset, Source,
+    load_for_dataset, load_for_description, load_for_dir, published_schema_template,
+    read_description, ForDataset, Source,
 };
 pub use version::{
     bundled_override, bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV,

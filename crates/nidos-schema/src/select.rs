@@ -71,7 +71,17 @@ pub fn load_for_dataset(
     dataset: &Path,
     requested: Option<&str>,
 ) -> Result<ForDataset, SchemaErrors> {
-    let description = read_description(dataset);
+    load_for_dir(source, dataset, read_description(dataset), requested)
+}
+
+/// [`load_for_dataset`] with the description already read: when it declares no brand,
+/// the brand the dataset directory shows ([`signs_of`]) is chosen over the default.
+pub fn load_for_dir(
+    source: &Source,
+    dataset: &Path,
+    description: Option<Value>,
+    requested: Option<&str>,
+) -> Result<ForDataset, SchemaErrors> {
     let shows = |b: &Brand| {
         signs_of(
             b,
