@@ -2,10 +2,10 @@
 
 /// The candidate nearest to `word` by edit distance (ignoring ASCII case), when it is
 /// near enough to be a plausible typo: at most a third of the word's length, at
-/// least one edit. Ties go to the first candidate.
+/// least two edits (a swap of two letters). Ties go to the first candidate.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let w = word.to_ascii_lowercase();
-    let limit = (w.chars().count() / 3).max(1);
+    let limit = (w.chars().count() / 3).max(2);
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         let d = distance(&w, &c.to_ascii_lowercase());
@@ -45,6 +45,7 @@ mod tests {
         let known = ["bold", "T1w", "events", "sbref"];
         assert_eq!(closest("bld", known), Some("bold"));
         assert_eq!(closest("t1w", known), Some("T1w"));
+        assert_eq!(closest("anta", ["anat", "func"]), Some("anat"));
         assert_eq!(closest("zzzzzz", known), None);
         assert_eq!(distance("kitten", "sitting"), 3);
     }

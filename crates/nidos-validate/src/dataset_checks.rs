@@ -87,7 +87,8 @@ impl Engine<'_> {
                 brands.guess(&|b: &nidos_schema::Brand| {
                     nidos_schema::signs_of(
                         b,
-                        &|name: &str| ds.find(&format!("/{name}")).is_some(),
+                        // Ignore files are not among the walked files.
+                        &|name: &str| ds.root().join(name).is_file(),
                         Some(&as_json),
                     )
                 })
