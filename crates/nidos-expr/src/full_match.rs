@@ -19,9 +19,9 @@ use std::sync::{Arc, OnceLock};
 /// whether the pattern is valid); the automaton, when the pattern translates, on first use.
 ///
 /// A pattern that stays on the backtracking engine is searched inline when that is cheap
-/// (see [`crate::regex_cache::costly`]: a pattern without quantified groups, two
+/// (see [`crate::regex_budget::costly`]: a pattern without quantified groups, two
 /// unbounded quantifiers or back-references), else under the time budget of
-/// [`crate::regex_cache::BUDGET`]: past it the value counts as not matching, the pattern
+/// [`crate::regex_budget::BUDGET`]: past it the value counts as not matching, the pattern
 /// is recorded (`nidos_expr::regex_over_budget`) and every later value with it does not
 /// match either, at once.
 #[derive(Clone, Debug)]
@@ -54,7 +54,7 @@ impl FullMatcher {
             ecmascript: Arc::new(ecmascript),
             translated: None,
             automaton: OnceLock::new(),
-            costly: crate::regex_cache::costly(pattern),
+            costly: crate::regex_budget::costly(pattern),
             exhausted: Arc::new(AtomicBool::new(false)),
         })
     }
@@ -79,11 +79,11 @@ impl FullMatcher {
             return false;
         }
         let (re, text) = (self.ecmascript.clone(), text.to_owned());
-        match crate::regex_cache::run_budgeted(move || re.find(&text).is_some()) {
+        match crate::regex_budget::run_budgeted(move || re.find(&text).is_some()) {
             Some(answer) => answer,
             None => {
                 self.exhausted.store(true, Ordering::Relaxed);
-                crate::regex_cache::record_over_budget(&self.pattern);
+                crate::regex_budget::record_over_budget(&self.pattern);
                 false
             }
         }
@@ -541,7 +541,7 @@ pub(crate) mod tests {
         assert!(m.matches("aab"));
         let start = std::time::Instant::now();
         assert!(!m.matches(&format!("{}!", "a".repeat(40))));
-        assert!(start.elapsed() < crate::regex_cache::BUDGET * 3);
+        assert!(start.elapsed() < crate::regex_budget::BUDGET * 3);
         assert!(crate::regex_over_budget().contains(&r"(a*)*\1b".to_string()));
     }
 

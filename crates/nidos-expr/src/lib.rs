@@ -26,6 +26,7 @@ mod functions;
 pub mod js;
 pub mod jssort;
 mod parser;
+mod regex_budget;
 mod regex_cache;
 pub mod registry;
 pub mod scan;
@@ -40,7 +41,7 @@ pub use value::{Object, Value};
 /// budget in this process (their `match`, `filter` and `replace` gave null); see
 /// `docs/reliability.md`.
 pub fn regex_over_budget() -> Vec<String> {
-    regex_cache::over_budget()
+    regex_budget::over_budget()
 }
 
 /// Parses one expression. Newlines count as whitespace.

@@ -3,8 +3,9 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{mpsc, Arc, Mutex, OnceLock, RwLock};
-use std::time::Duration;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use crate::regex_budget::{costly, record_over_budget, run_budgeted};
 
 /// A pattern compiled with `regress` (no flags: the `new RegExp(p)` of JavaScript),
 /// or the reason it does not compile. Compiled on first use, so a rule whose pattern is
@@ -19,10 +20,10 @@ use std::time::Duration;
 ///   backtracking searches, so a small dataset never pays for it;
 /// - the backtracking engine inline for a cheap pattern on a short text (its work is
 ///   then polynomial of low degree in at most [`SHORT_TEXT`] bytes);
-/// - the backtracking engine under a time budget ([`BUDGET`]) for the rest (lookaround
+/// - the backtracking engine under a time budget ([`BUDGET`](crate::regex_budget::BUDGET)) for the rest (lookaround
 ///   or back-references in a costly pattern, or on a long text). A search past the
 ///   budget gives no answer (`match` is null), and the pattern is marked: every later
-///   search with it gives no answer at once, and [`over_budget`] names it.
+///   search with it gives no answer at once, and [`over_budget`](crate::regex_budget::over_budget) names it.
 #[derive(Debug)]
 pub struct CompiledRegex {
     pattern: String,
@@ -39,9 +40,6 @@ const AUTOMATON_AFTER: u32 = 64;
 
 /// Texts up to this many bytes may be searched inline by the backtracking engine.
 pub const SHORT_TEXT: usize = 256;
-
-/// The time a budgeted backtracking search (or replacement) may take.
-pub const BUDGET: Duration = Duration::from_secs(1);
 
 impl CompiledRegex {
     pub fn compile(pattern: &str) -> CompiledRegex {
@@ -146,99 +144,6 @@ fn replace_all(re: &regress::Regex, s: &str, text: &str) -> String {
     out
 }
 
-/// Whether a backtracking search with `pattern` may cost more than a low-degree
-/// polynomial: a group quantified other than by `?` (`(a+)+`, `(a?){30}`), two or more unbounded
-/// quantifiers (`.*.*x`), or a back-reference. A structural over-approximation: a
-/// pattern it passes runs in at most about n² steps on a text of n characters.
-pub(crate) fn costly(pattern: &str) -> bool {
-    let chars: Vec<char> = pattern.chars().collect();
-    let mut unbounded = 0;
-    let mut in_class = false;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\\' {
-            if chars
-                .get(i + 1)
-                .is_some_and(|d| d.is_ascii_digit() && *d != '0')
-                || chars.get(i + 1) == Some(&'k')
-            {
-                return true;
-            }
-            i += 2;
-            continue;
-        }
-        if in_class {
-            in_class = c != ']';
-            i += 1;
-            continue;
-        }
-        match c {
-            '[' => in_class = true,
-            '*' | '+' | '{' => {
-                if i > 0 && chars[i - 1] == ')' {
-                    return true;
-                }
-                if c != '{' || !is_fixed_count(&chars[i..]) {
-                    unbounded += 1;
-                }
-                if unbounded >= 2 {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    false
-}
-
-/// Whether `chars` starts with `{n}` (a fixed count, which repeats nothing optionally).
-fn is_fixed_count(chars: &[char]) -> bool {
-    let close = chars.iter().position(|&c| c == '}');
-    match close {
-        Some(end) if end > 1 => chars[1..end].iter().all(char::is_ascii_digit),
-        _ => false,
-    }
-}
-
-/// Runs `work` on a thread of its own for at most [`BUDGET`]: `None` past it. The thread
-/// is then left to finish on its own (a backtracking search cannot be interrupted).
-pub(crate) fn run_budgeted<T: Send + 'static>(
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Option<T> {
-    let (tx, rx) = mpsc::sync_channel(1);
-    std::thread::Builder::new()
-        .name("nidos-regex".into())
-        .spawn(move || {
-            let _ = tx.send(work());
-        })
-        .ok()?;
-    rx.recv_timeout(BUDGET).ok()
-}
-
-/// Adds a pattern to those [`over_budget`] lists.
-pub(crate) fn record_over_budget(pattern: &str) {
-    if let Ok(mut list) = exhausted_list().lock() {
-        if !list.iter().any(|p| p == pattern) {
-            list.push(pattern.to_string());
-        }
-    }
-}
-
-fn exhausted_list() -> &'static Mutex<Vec<String>> {
-    static LIST: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
-    LIST.get_or_init(|| Mutex::new(Vec::new()))
-}
-
-/// The patterns whose searches ran past [`BUDGET`] in this process, in the order met.
-pub fn over_budget() -> Vec<String> {
-    exhausted_list()
-        .lock()
-        .map(|l| l.clone())
-        .unwrap_or_default()
-}
-
 const CACHE_LIMIT: usize = 1024;
 
 /// Pattern → compiled form. Looked up at every evaluation of a pattern computed at run
@@ -270,8 +175,9 @@ pub fn cached(pattern: &str) -> Arc<CompiledRegex> {
 
 #[cfg(test)]
 mod tests {
-    use super::{costly, CompiledRegex, AUTOMATON_AFTER, BUDGET};
+    use super::{costly, CompiledRegex, AUTOMATON_AFTER};
     use crate::full_match::tests::{schema_patterns, PATTERNS, SCHEMA_TEXTS, TEXTS};
+    use crate::regex_budget::BUDGET;
     use std::sync::atomic::Ordering;
 
     fn agree(p: &str, texts: &[&str]) {
@@ -347,7 +253,7 @@ mod tests {
         assert!(start.elapsed() < BUDGET * 3, "{:?}", start.elapsed());
         // Marked: the next search gives no answer without running.
         assert_eq!(re.is_match("ab"), None);
-        assert!(super::over_budget().contains(&r"^(a*)*\1b".to_string()));
+        assert!(crate::regex_budget::over_budget().contains(&r"^(a*)*\1b".to_string()));
         // A costly pattern on a short text that finishes in time answers.
         assert_eq!(
             CompiledRegex::compile(r"^(a*)*\1b").is_match("aab"),
