@@ -133,10 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     });
     write_json(&dir.join("participants.json"), &participants, force)?;
-    eprintln!(
-        "created {} ({version_key} {version})",
-        crate::escape::path(dir)
-    );
+    eprintln!("created {} ({version_key} {version})", crate::escape::path(&dir));
     if args.authors.len() < 2 {
         eprintln!(
             "note: list every author (`--authors \"A. B\" \"C. D\"` or Authors in \
