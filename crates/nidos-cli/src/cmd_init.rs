@@ -118,7 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     write_json(&dir.join("participants.json"), &participants, force)?;
     eprintln!(
         "created {} ({} {version})",
-        crate::escape::path(&dir),
+        crate::escape::path(dir),
         schema.brand.version_key
     );
     Ok(ExitCode::SUCCESS)
