@@ -97,15 +97,20 @@ fn parse_args(args: &[String]) -> Result<Settings> {
 
 /// One measured child process.
 #[derive(Clone, Copy, Debug)]
-struct Sample {
-    wall: f64,
-    cpu: f64,
-    rss_mb: f64,
+pub(crate) struct Sample {
+    pub(crate) wall: f64,
+    pub(crate) cpu: f64,
+    pub(crate) rss_mb: f64,
 }
 
 /// Runs `cmd` under `/usr/bin/time` (or with wall time only when it is missing);
 /// exit codes in `ok_codes` count as success.
-fn measure(program: &Path, args: &[String], ok_codes: &[i32], have_time: bool) -> Result<Sample> {
+pub(crate) fn measure(
+    program: &Path,
+    args: &[String],
+    ok_codes: &[i32],
+    have_time: bool,
+) -> Result<Sample> {
     let stats = tempfile_path("time");
     let mut cmd = if have_time {
         let mut c = Command::new(TIME);
@@ -166,7 +171,7 @@ fn tempfile_path(tag: &str) -> PathBuf {
     std::env::temp_dir().join(format!("nidos-bench-{tag}-{}", std::process::id()))
 }
 
-fn time_works() -> bool {
+pub(crate) fn time_works() -> bool {
     Command::new(TIME)
         .args(["-f", "%e %U %S %M", "true"])
         .stdout(Stdio::null())

@@ -5,6 +5,8 @@
 //! - `cargo xtask bench [--realworld | --hed]`: performance against the reference, synthetic
 //!   datasets or the real-world corpus (`docs/performance.md`).
 //! - `cargo xtask bench-small`: start-up on small real datasets, beside the reference.
+//! - `cargo xtask bench-formats [--subjects N]`: peak memory and time of each report
+//!   format on one large synthetic dataset, beside JSON (see `bench_formats.rs`).
 //! - `cargo xtask schema-coverage --against COMPILED.json [--out docs/schema-coverage.md]`:
 //!   what the bundled tree lacks against a compiled upstream schema (see `coverage.rs`).
 //! - `cargo xtask compare-builds [--base REV]`: this checkout's reports against another
@@ -14,6 +16,7 @@
 //! - `cargo xtask sort-diff`: `sorted()` against the reference's own JavaScript (see the module).
 
 mod bench;
+mod bench_formats;
 mod bench_hed;
 mod bench_realworld;
 mod bench_small;
@@ -35,13 +38,14 @@ fn main() -> Result<()> {
         Some("conformance") => conformance::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("bench-small") => bench_small::run(&args[1..]),
+        Some("bench-formats") => bench_formats::run(&args[1..]),
         Some("compare-builds") => compare_builds::run(&args[1..]),
         Some("sort-diff") => sortdiff::run(&args[1..]),
         Some("schema-coverage") => coverage::run(&args[1..]),
         Some("hed-import") => hed_import::run(&args[1..]),
         Some("module-cycles") => module_cycles::run(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench [--realworld | --hed] | bench-small | compare-builds [--base REV | --base-binary PATH] [--bench N] [--only NAME] | sort-diff | schema-coverage --against COMPILED.json | hed-import SCHEMA.xml [-o FILE] | module-cycles"
+            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench [--realworld | --hed] | bench-small | bench-formats [--subjects N] [--runs K] | compare-builds [--base REV | --base-binary PATH] [--bench N] [--only NAME] | sort-diff | schema-coverage --against COMPILED.json | hed-import SCHEMA.xml [-o FILE] | module-cycles"
         ),
     }
 }

@@ -27,8 +27,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
-    loaded.print_warnings("nidos: ");
+    let mut warnings = Vec::new();
+    let source = schema_arg::source(&args.schema, Some(&args.dataset), &mut warnings)?;
     let opts = nidos_fix::Options {
         only: args.only.clone(),
         // A missing version key gets the version whose rules apply: the one named with
@@ -53,7 +53,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let plan = nidos_fix::plan(&loaded.schema, &args.dataset, &opts)?;
+    // Every table is read whole: a fix may answer an issue in any row.
+    let request = nidos_validate::Request {
+        source,
+        std_version: args.schema.std_version.clone(),
+        options: nidos_validate::Options {
+            max_rows: None,
+            ..nidos_validate::Options::default()
+        },
+        ..nidos_validate::Request::default()
+    };
+    let done = nidos_validate::validate(&args.dataset, &request).map_err(schema_arg::run_error)?;
+    for w in warnings.iter().chain(&done.warnings) {
+        eprintln!("nidos: warning: {}", crate::escape::keep_lines(w));
+    }
+    let plan = nidos_fix::plan(&done, &opts)?;
     let mut out = std::io::stdout().lock();
     let n_changes: usize = plan.edits.iter().map(|e| e.changes.len()).sum();
     if let Some(lock) = &lock {

@@ -6,9 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use nidos_schema::Schema;
-use nidos_validate::{Config, Engine, Options, Progress, Report};
+use nidos_validate::{emit, Config, Engine, Options, Progress, Report, Request};
 
-use crate::render_text::{write_issues, write_summary, write_text};
 use crate::schema_arg;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,20 +136,16 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let large = crate::scale::is_large(&args.dataset);
     crate::workers::start(args.jobs, large)?;
     crate::huge_pages::fit_to(large);
-    if !args.no_hed && args.hed_schema_dir.is_empty() {
-        // The HED schemas decode on a worker while this thread loads the rules.
-        nidos_validate::prefetch_hed_schemas(&args.dataset);
+    let timer = std::sync::Arc::new(crate::timer::Timer::start());
+    let mut warnings = Vec::new();
+    let source = schema_arg::source(&args.schema, Some(&args.dataset), &mut warnings)?;
+    for w in &warnings {
+        eprintln!("nidos: warning: {}", crate::escape::keep_lines(w));
     }
-    let timer = crate::timer::Timer::start();
-    let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
-    loaded.print_warnings("nidos: ");
-    timer.lap("load schema");
-    check_modalities(&loaded.schema, &args.blacklist_modalities)?;
-    let config = read_config(&args)?;
-    let opts = Options {
+    let options = Options {
         ignore_nifti_headers: args.ignore_nifti_headers,
         max_rows: usize::try_from(args.max_rows).ok(),
-        config,
+        config: read_config(&args)?,
         ignore_warnings: args.ignore_warnings,
         blacklist_modalities: args.blacklist_modalities.clone(),
         progress: None,
@@ -159,70 +154,39 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         only_under: None,
         only_kinds: None,
         skip_hed: args.no_hed,
-        phases: None,
+        // The library's phases on the same clock.
+        phases: timer
+            .on()
+            .then(|| timer.clone() as std::sync::Arc<dyn nidos_validate::Phases>),
     };
-    let engine = Engine::new(&loaded.schema);
-    timer.lap("prepare engine");
-    let (opts, meter) = ProgressMeter::start(opts);
     // The meter stops (and erases its line) when dropped, on error paths too.
-    let (mut report, ds) = validate_one(&engine, &args.dataset, &opts, &args)?;
-    // The laps above, together: the next lap then counts the later versions alone.
-    timer.lap("validation");
-    if args.schema.schema.is_none() && args.schema.std_version.is_none() {
-        let (schema, dir) = (&loaded.schema, args.dataset.as_path());
-        let open = open_options(dir, &opts, &args);
-        crate::later_versions::explain(&mut report, schema, &ds, &opts, dir, &open, &timer);
-        timer.lap("later versions (the rest)");
-    }
-    if report.issues.iter().any(|i| i.fixable) {
-        mark_what_fix_changes(&loaded.schema, &args.dataset, &ds, &mut report);
-        timer.lap("fixable marks");
-    }
-    if args.recursive {
-        drop(ds);
-    } else {
-        // Freeing a large dataset's file list and caches takes a noticeable share of the
-        // run, and the process ends soon.
-        std::mem::forget(ds);
-    }
-    let mut derivatives = Vec::new();
-    if args.recursive {
-        let found = nidos_dataset::derivative_datasets(&nidos_dataset::OsFs, &args.dataset);
-        for dir in found.iter().map(|d| args.dataset.join(d)) {
-            let name = dir
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_default();
-            let loaded = schema_arg::load_for_dataset(&args.schema, &dir)?;
-            let engine = Engine::new(&loaded.schema);
-            derivatives.push((name, validate_one(&engine, &dir, &opts, &args)?.0));
-        }
+    let (options, meter) = ProgressMeter::start(options);
+    let request = Request {
+        source,
+        std_version: args.schema.std_version.clone(),
+        options,
+        recursive: args.recursive,
+        prune: args.prune,
+        explain_later: true,
+    };
+    let mut done =
+        nidos_validate::validate(&args.dataset, &request).map_err(schema_arg::run_error)?;
+    for w in &done.warnings {
+        eprintln!("nidos: warning: {}", crate::escape::keep_lines(w));
     }
     drop(meter);
-    // SARIF carries the repairs `nidos fix --only CODE` would make for each code (its
-    // `fixes`), so each result's fix changes only what its issue asks: planned only then.
-    let plans: Vec<nidos_fix::Plan> = if args.format == Format::Sarif {
-        let codes: std::collections::BTreeSet<&str> = report
-            .issues
-            .iter()
-            .filter(|i| i.fixable)
-            .map(|i| i.code().as_str())
-            .collect();
-        codes
-            .into_iter()
-            .filter_map(|code| {
-                let only = nidos_fix::Options {
-                    only: vec![code.to_owned()],
-                    ..nidos_fix::Options::default()
-                };
-                nidos_fix::plan(&loaded.schema, &args.dataset, &only).ok()
-            })
-            .collect()
+    // The fixes of this run's issues: `fixable` stays only on the issues for which
+    // `nidos fix` would change a file, and SARIF carries them as `fixes`.
+    let plan = if done.report.issues.iter().any(|i| i.fixable) {
+        let plan = nidos_fix::plan(&done, &nidos_fix::Options::default())?;
+        mark_what_fix_changes(&plan, &mut done.report);
+        timer.lap("fixes");
+        Some(plan)
     } else {
-        Vec::new()
+        None
     };
     let timer = crate::timer::Timer::start();
-    let failed = report.has_errors() || derivatives.iter().any(|(_, r)| r.has_errors());
+    let failed = done.report.has_errors() || done.derivatives.iter().any(|(_, r)| r.has_errors());
     let color = use_color(&args);
     // The report is written as it is produced (no whole-report string or JSON tree).
     let sink: Box<dyn Write> = match &args.output {
@@ -235,21 +199,19 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let written = write_report(
         &mut out,
         &args,
-        Some(&loaded.schema),
-        &report,
-        &derivatives,
-        &plans,
+        Some(&done.schema),
+        &done.report,
+        &done.derivatives,
+        plan.as_ref(),
         color,
     )
     .and_then(|()| out.flush());
     timer.lap("write report");
     // The process exits next: its memory goes back to the system without freeing the
-    // report's hundreds of thousands of issues one by one.
-    std::mem::forget(report);
-    std::mem::forget(derivatives);
-    // So are the rules and the engine built on them (a tree of parsed expressions).
-    std::mem::forget(engine);
-    std::mem::forget(loaded);
+    // report's hundreds of thousands of issues, the dataset's file list and caches and
+    // the rules piece by piece.
+    std::mem::forget(done);
+    std::mem::forget(plan);
     // A closed pipe (`| head`) is not an error of the validation; a failed -o file is.
     if let (Err(e), Some(p)) = (written, &args.output) {
         return Err(anyhow::Error::new(e).context(format!("writing {}", p.display())));
@@ -335,7 +297,7 @@ fn run_filename_mode(mut args: Args) -> anyhow::Result<ExitCode> {
         Some(&loaded.schema),
         &report,
         &[],
-        &[],
+        None,
         color,
     )
     .and_then(|()| out.flush());
@@ -418,43 +380,27 @@ fn write_report(
     schema: Option<&Schema>,
     report: &Report,
     derivatives: &[(String, Report)],
-    fixes: &[nidos_fix::Plan],
+    plan: Option<&nidos_fix::Plan>,
     color: bool,
 ) -> std::io::Result<()> {
-    match args.format {
-        Format::Json | Format::JsonPp => {
-            let mut view = report.json();
-            for (name, r) in derivatives {
-                view = view.derivative(name, r);
-            }
-            if args.format == Format::Json {
-                view.write_compact(out)?;
-            } else {
-                serde_json::to_writer_pretty(&mut *out, &view)?;
-            }
-            out.write_all(b"\n")
-        }
-        Format::Html => crate::render_html::write_html(out, report, derivatives, schema),
-        Format::Sarif => {
-            crate::render_sarif::write_sarif(out, &args.dataset, report, derivatives, fixes)?;
-            out.write_all(b"\n")
-        }
-        Format::Text => {
-            // The root's issues, each derivative's issues and summary, then the root's
-            // summary last, where the eye lands.
-            write_issues(out, report, schema, args.verbose, color)?;
-            for (name, r) in derivatives {
-                let name = crate::escape::control(name);
-                write!(out, "\nDerivative dataset derivatives/{name}\n\n")?;
-                write_text(out, r, schema, args.verbose, color)?;
-            }
-            if !derivatives.is_empty() {
-                let dir = crate::escape::path(&args.dataset);
-                write!(out, "\nDataset {dir}\n\n")?;
-            }
-            write_summary(out, report, color)
-        }
-    }
+    let format = match args.format {
+        Format::Text => emit::Format::Text,
+        Format::Json => emit::Format::Json,
+        Format::JsonPp => emit::Format::JsonPretty,
+        Format::Sarif => emit::Format::Sarif,
+        Format::Html => emit::Format::Html,
+    };
+    let fixes = plan.map(nidos_fix::Plan::fixes);
+    let e = emit::Emit {
+        root: &args.dataset,
+        report,
+        derivatives,
+        schema,
+        fixes: fixes.as_ref(),
+        verbose: args.verbose,
+        color,
+    };
+    emit::write(out, format, &e)
 }
 
 /// `--dataset-types raw DIR` and `--blacklist-modalities eeg DIR`: the list options take
@@ -486,49 +432,10 @@ fn take_dataset_from_lists(args: &mut Args) {
     }
 }
 
-/// Rejects `--blacklist-modalities` values that are not modalities of the schema, naming
-/// the valid ones.
-fn check_modalities(schema: &Schema, given: &[String]) -> anyhow::Result<()> {
-    if given.is_empty() {
-        // Nothing to check: the schema's tree is not read (see `Schema::raw`).
-        return Ok(());
-    }
-    let valid: Vec<&str> = schema
-        .get("objects.modalities")
-        .and_then(|v| v.as_object())
-        .map(|m| m.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    for m in given {
-        if !valid.iter().any(|v| v.eq_ignore_ascii_case(m)) {
-            anyhow::bail!(
-                "--blacklist-modalities: unknown modality {m:?}; valid values: {}",
-                valid.join(", ")
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Validates one dataset (the engine checks its type against `--dataset-types`); with `--prune`, reads it through [`crate::prune_fs::PruneFs`].
-/// Unless `--recursive` (each dataset freed before the next is opened), the opened
-/// dataset is left to the operating system: the process exits soon after, and freeing
-/// its file list and caches piece by piece would take a noticeable share of the run.
 /// Keeps the `fixable` mark (and so the count of issues that "can be repaired") only on
 /// the issues for which `nidos fix` would change a file: a fix that finds nothing to do
 /// in the file, or may not write it (a link, a repeated key), does not count.
-fn mark_what_fix_changes(
-    schema: &nidos_schema::Schema,
-    dir: &Path,
-    ds: &nidos_dataset::Dataset,
-    report: &mut Report,
-) {
-    let plan = nidos_fix::plan_report(
-        schema,
-        dir,
-        ds,
-        &report.issues,
-        &nidos_fix::Options::default(),
-    );
+fn mark_what_fix_changes(plan: &nidos_fix::Plan, report: &mut Report) {
     let answered: std::collections::HashSet<(&str, &str)> = plan
         .edits
         .iter()
@@ -541,40 +448,4 @@ fn mark_what_fix_changes(
             issue.fixable = false;
         }
     }
-}
-
-fn validate_one(
-    engine: &Engine<'_>,
-    dir: &Path,
-    opts: &Options,
-    args: &Args,
-) -> anyhow::Result<(Report, nidos_dataset::Dataset)> {
-    let timer = crate::timer::Timer::start();
-    let ds = nidos_dataset::Dataset::open(dir, engine.schema, &open_options(dir, opts, args))
-        .with_context(|| format!("cannot validate {}", dir.display()))?;
-    timer.lap("open dataset (walk, names, sidecars)");
-    let report = if timer.on() {
-        // The engine's phases on the same clock.
-        let opts = Options {
-            phases: Some(std::sync::Arc::new(timer)),
-            ..opts.clone()
-        };
-        engine.validate_dataset(&ds, &opts)
-    } else {
-        engine.validate_dataset(&ds, opts)
-    };
-    Ok((report, ds))
-}
-
-/// How the datasets of this run are opened.
-fn open_options(dir: &Path, opts: &Options, args: &Args) -> nidos_dataset::OpenOptions {
-    let mut open = nidos_dataset::OpenOptions {
-        ignore_nifti_headers: opts.ignore_nifti_headers,
-        max_rows: opts.max_rows,
-        ..nidos_dataset::OpenOptions::default()
-    };
-    if args.prune {
-        open.fs = std::sync::Arc::new(crate::prune_fs::PruneFs::new(dir));
-    }
-    open
 }

@@ -26,13 +26,9 @@ mod cmd_path;
 mod cmd_repl;
 mod cmd_schema;
 mod cmd_validate;
-mod escape;
+/// Names from a dataset made safe to print (the library's, shared by every command).
+use nidos_validate::emit::escape;
 mod huge_pages;
-mod later_versions;
-mod prune_fs;
-mod render_html;
-mod render_sarif;
-mod render_text;
 mod scale;
 mod schema_arg;
 mod schema_fetch;

@@ -63,19 +63,7 @@ fn load_with(
     description: Option<serde_json::Value>,
 ) -> anyhow::Result<Loaded> {
     let mut warnings = Vec::new();
-    let local = match &args.schema {
-        Some(arg) => Some(local_schema(arg, dataset, &mut warnings)?),
-        None => None,
-    };
-    let source = match &local {
-        Some(path) if !path.exists() => anyhow::bail!(
-            "--schema {}: no such file or directory (expected a YAML rule tree directory or a \
-             compiled schema JSON file)",
-            path.display()
-        ),
-        Some(path) => nidos_schema::Source::Path(path.clone()),
-        None => nidos_schema::Source::Bundled,
-    };
+    let source = source(args, dataset, &mut warnings)?;
     let chosen =
         nidos_schema::load_for_description(&source, description, args.std_version.as_deref())
             .map_err(load_error)
@@ -85,6 +73,44 @@ fn load_with(
         schema: chosen.schema,
         warnings,
     })
+}
+
+/// Where `--schema` says the rules come from: the bundled rules without it, else a local
+/// tree or file (a release tag or URL downloaded into the cache first; a stale-cache
+/// warning goes to `warnings`).
+pub fn source(
+    args: &SchemaArgs,
+    dataset: Option<&Path>,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<nidos_schema::Source> {
+    match &args.schema {
+        None => Ok(nidos_schema::Source::Bundled),
+        Some(arg) => {
+            let path = local_schema(arg, dataset, warnings)?;
+            if !path.exists() {
+                anyhow::bail!(
+                    "--schema {}: no such file or directory (expected a YAML rule tree \
+                     directory or a compiled schema JSON file)",
+                    path.display()
+                );
+            }
+            Ok(nidos_schema::Source::Path(path))
+        }
+    }
+}
+
+/// The error of a validation that could not run, as the command line words it.
+pub fn run_error(e: nidos_validate::RunError) -> anyhow::Error {
+    match e {
+        nidos_validate::RunError::Rules(e) => load_error(e).context("loading the schema"),
+        nidos_validate::RunError::UnknownModality { given, valid } => anyhow::anyhow!(
+            "--blacklist-modalities: unknown modality {given:?}; valid values: {}",
+            valid.join(", ")
+        ),
+        nidos_validate::RunError::Open { dir, error } => {
+            anyhow::Error::new(error).context(format!("cannot validate {}", dir.display()))
+        }
+    }
 }
 
 /// The local path of a `--schema` argument: itself, or for a release tag or URL the

@@ -413,10 +413,19 @@ fn sarif_fixes_applied(
         for change in fix["artifactChanges"].as_array().into_iter().flatten() {
             let rel = str_of(&change["artifactLocation"], "uri").to_owned();
             let mut bytes = std::fs::read(ds.join(&rel)).unwrap_or_default();
+            // Every region is a region of the unmodified file, in order, none overlapping:
+            // applied from the last, each leaves the offsets of those before it valid.
+            let mut regions = Vec::new();
             for r in change["replacements"].as_array().into_iter().flatten() {
                 let offset = r["deletedRegion"]["byteOffset"].as_u64()? as usize;
                 let length = r["deletedRegion"]["byteLength"].as_u64()? as usize;
                 let text = r["insertedContent"]["text"].as_str()?;
+                regions.push((offset, length, text));
+            }
+            if regions.windows(2).any(|w| w[0].0 + w[0].1 > w[1].0) {
+                problems.push(format!("{name}: replacements out of order or overlapping"));
+            }
+            for (offset, length, text) in regions.into_iter().rev() {
                 bytes.splice(offset..offset + length, text.bytes());
             }
             files.insert(rel, bytes);

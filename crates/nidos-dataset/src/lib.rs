@@ -21,8 +21,8 @@
 //! (lookup indexes) → `dataset` ([`FileTree`]: walk and indexes) → `inherit` (the
 //! inheritance search over the tree) → `load` ([`Dataset`]: the tree plus the caches of
 //! parsed content; sidecar merging; dataset-level values) → `assoc` (associations) →
-//! `context` ([`FileContext`]) → `opened`, `query`. `build_path` and `write` stand
-//! apart.
+//! `context` ([`FileContext`]) → `opened`, `query`. `build_path`, `write` and `prune_fs` (a
+//! filesystem that leaves `sourcedata/` and `derivatives/` out) stand apart.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod assoc;
@@ -39,6 +39,7 @@ pub mod kinds;
 pub mod load;
 pub mod loaders;
 pub mod opened;
+pub mod prune_fs;
 pub mod query;
 pub mod schema_info;
 mod walk;
@@ -53,6 +54,7 @@ pub use guarded::read_description;
 pub use load::sidecar::{SidecarMerge, SidecarOverride};
 pub use load::Dataset;
 pub use opened::{display_json, locate, open_file_context, OpenedFile};
+pub use prune_fs::PruneFs;
 pub use schema_info::SchemaInfo;
 
 #[cfg(test)]

@@ -23,8 +23,9 @@ pub(crate) struct JsonDoc {
 
 #[derive(Clone, Debug, PartialEq)]
 enum Style {
-    /// Several lines, this indent per level.
-    Pretty(Vec<u8>),
+    /// Several lines, this indent per level, and this after a key: `": "`, or `":"` in a
+    /// file that writes `"key":value`.
+    Pretty(Vec<u8>, &'static [u8]),
     /// One line with a space after `,` and `:` (`{"a": 1, "b": 2}`).
     Spaced,
     /// One line, no spaces.
@@ -77,7 +78,7 @@ impl JsonDoc {
             original: Map::new(),
             raw: IndexMap::new(),
             layout: Layout {
-                style: Style::Pretty(b"  ".to_vec()),
+                style: Style::Pretty(b"  ".to_vec(), b": "),
                 bom: false,
                 newline: b"\n",
                 head: Vec::new(),
@@ -109,7 +110,7 @@ impl JsonDoc {
         /// `{`, member separator, key-value separator, `}`, indent of one level.
         type Punctuation<'a> = [&'a [u8]; 5];
         let [open, sep, colon, close, indent]: Punctuation<'_> = match &self.layout.style {
-            Style::Pretty(indent) => [b"{\n", b",\n", b": ", b"\n}", indent],
+            Style::Pretty(indent, colon) => [b"{\n", b",\n", colon, b"\n}", indent],
             Style::Spaced => [b"{", b", ", b": ", b"}", b""],
             Style::Compact => [b"{", b",", b":", b"}", b""],
         };
@@ -139,7 +140,7 @@ impl JsonDoc {
                 }
                 _ => {
                     let text = match &self.layout.style {
-                        Style::Pretty(indent) => {
+                        Style::Pretty(indent, _) => {
                             write_with(value, PrettyFormatter::with_indent(indent))?
                         }
                         Style::Spaced => write_with(value, SpacedFormatter)?,
@@ -194,7 +195,11 @@ impl Layout {
                     (n > 0).then(|| l.as_bytes()[..n].to_vec())
                 })
                 .unwrap_or_else(|| b"  ".to_vec());
-            Style::Pretty(indent)
+            // Keys followed by `":` and no space, against those followed by `": `.
+            let spaced = trimmed.matches("\": ").count();
+            let tight = trimmed.matches("\":").count() - spaced;
+            let colon: &'static [u8] = if tight > spaced { b":" } else { b": " };
+            Style::Pretty(indent, colon)
         } else if trimmed.contains("\": ") || trimmed.contains(", ") {
             Style::Spaced
         } else {

@@ -2,8 +2,8 @@
 //! check, an error or a field requirement), the way code linters apply their fixes.
 //!
 //! ```ignore
-//! let schema = nidos_schema::load_path("schema".as_ref())?;
-//! let plan = nidos_fix::plan(&schema, "ds".as_ref(), &nidos_fix::Options::default())?;
+//! let done = nidos_validate::validate("ds".as_ref(), &nidos_validate::Request::default())?;
+//! let plan = nidos_fix::plan(&done, &nidos_fix::Options::default())?;
 //! for edit in &plan.edits {
 //!     print!("{}", nidos_fix::unified_diff(edit));
 //! }
@@ -26,6 +26,7 @@ mod json_edit;
 mod lock;
 mod ops;
 mod plan;
+mod regions;
 mod text_edit;
 
 use std::path::PathBuf;
@@ -33,7 +34,8 @@ use std::path::PathBuf;
 pub use apply::{apply, Applied};
 pub use diff::{escape_name, unified_diff};
 pub use lock::DatasetLock;
-pub use plan::{plan, plan_report, Change, FileEdit, Manual, Options, Plan};
+pub use plan::{plan, Change, FileEdit, Manual, Options, Plan};
+pub use regions::replacements;
 
 /// Why planning or applying failed.
 #[derive(Debug, thiserror::Error)]

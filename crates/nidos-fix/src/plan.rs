@@ -1,17 +1,19 @@
-//! The planner: validates the dataset, finds the fix of each reported issue, and computes
-//! the new text of every file it would change. Every change answers an issue the
+//! The planner: from a validation's report and opened dataset, finds the fix of each
+//! reported issue and computes the new text of every file it would change. Every change answers an issue the
 //! validator reported (a file no issue names is never edited, whatever a content fix
 //! could find in it). Nothing is written here.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use nidos_dataset::{Dataset, OpenOptions};
+use nidos_dataset::Dataset;
 use nidos_schema::{Fix, FixOp, Schema};
-use nidos_validate::{Engine, FixIndex, Issue};
+use nidos_validate::emit::{FixView, Fixes, Replacement};
+use nidos_validate::{FixIndex, Issue, Severity, Validation};
 
 use crate::json_edit::JsonDoc;
 use crate::ops::{self, Outcome};
+use crate::regions::replacements;
 use crate::text_edit;
 use crate::FixError;
 
@@ -32,6 +34,9 @@ pub struct Change {
     /// whose sidecar this is).
     pub origin: String,
     pub description: String,
+    /// The regions of the file as it was that this change alone replaces, each as small
+    /// as the change (empty when the file is not UTF-8 text).
+    pub replacements: Vec<Replacement>,
 }
 
 /// The new content of one file.
@@ -65,6 +70,26 @@ pub struct Plan {
     pub without_fix: usize,
 }
 
+impl Plan {
+    /// Each change as a fix of the issue it answers, by the issue's code and location
+    /// (for reports that carry fixes: SARIF).
+    pub fn fixes(&self) -> Fixes<'_> {
+        let mut out = Fixes::new();
+        for edit in &self.edits {
+            for c in &edit.changes {
+                out.entry((c.code.as_str(), c.origin.as_str()))
+                    .or_default()
+                    .push(FixView {
+                        path: &edit.path,
+                        description: &c.description,
+                        replacements: &c.replacements,
+                    });
+            }
+        }
+        out
+    }
+}
+
 /// One edit to make in one file.
 #[derive(Clone, Debug)]
 struct Task<'s> {
@@ -94,8 +119,11 @@ impl Edit<'_> {
     }
 }
 
-/// Validates the dataset at `root` with `schema` and plans the fixes.
-pub fn plan(schema: &Schema, root: &Path, opts: &Options) -> Result<Plan, FixError> {
+/// Plans the fixes of the issues a validation reported (of its root dataset), on the
+/// dataset it opened: the run's options (configuration, ignored codes, rows read) hold
+/// for the fixes too, and nothing is validated again.
+pub fn plan(done: &Validation, opts: &Options) -> Result<Plan, FixError> {
+    let schema = &done.schema;
     if let Some(v) = &opts.version {
         if !schema.versions.is_empty() && !schema.versions.contains(v) {
             return Err(FixError::Version {
@@ -104,19 +132,17 @@ pub fn plan(schema: &Schema, root: &Path, opts: &Options) -> Result<Plan, FixErr
             });
         }
     }
-    let open = OpenOptions {
-        max_rows: None,
-        ..OpenOptions::default()
-    };
-    let ds = Dataset::open(root, schema, &open)?;
-    let report = Engine::new(schema).validate_dataset(&ds, &nidos_validate::Options::default());
-    Ok(plan_report(schema, root, &ds, &report.issues, opts))
+    Ok(plan_issues(
+        schema,
+        &done.root,
+        &done.dataset,
+        &done.report.issues,
+        opts,
+    ))
 }
 
-/// Plans the fixes of `issues`, a report of the dataset `ds` at `root` (validated
-/// already): `nidos validate` uses it to mark `fixable` only the issues a fix run would
-/// change something for.
-pub fn plan_report(
+/// Plans the fixes of `issues`, a report of the dataset `ds` at `root`.
+fn plan_issues(
     schema: &Schema,
     root: &Path,
     ds: &Dataset,
@@ -129,7 +155,11 @@ pub fn plan_report(
     let mut tasks: Vec<Task<'_>> = Vec::new();
     let mut manual = Vec::new();
     let mut without_fix = 0;
-    for issue in issues.iter().filter(|i| wanted(i.code())) {
+    // An issue the configuration says to ignore is not repaired either.
+    let planned = issues
+        .iter()
+        .filter(|i| i.severity != Severity::Ignore && wanted(i.code()));
+    for issue in planned {
         let Some(fix) = index.fix_for(issue) else {
             without_fix += 1;
             continue;
@@ -330,11 +360,23 @@ fn run_file(
             (Edit::Op(_), false) => Outcome::Refused("the file does not exist".into()),
         };
         match outcome {
-            Outcome::Changed(description) => changes.push(Change {
-                code: t.code.clone(),
-                origin: t.origin.clone(),
-                description,
-            }),
+            Outcome::Changed(description) => {
+                // What this task alone does to the file as it was.
+                let alone = if tasks.len() == 1 {
+                    bytes.clone()
+                } else {
+                    let mut alone = before.clone().unwrap_or_default();
+                    run_task(schema, t, &mut alone, opts, before.is_none());
+                    alone
+                };
+                let was = before.as_deref().unwrap_or_default();
+                changes.push(Change {
+                    code: t.code.clone(),
+                    origin: t.origin.clone(),
+                    description,
+                    replacements: replacements(was, &alone).unwrap_or_default(),
+                })
+            }
             Outcome::Unchanged => {}
             Outcome::Refused(why) => refuse(manual, t, &why),
         }

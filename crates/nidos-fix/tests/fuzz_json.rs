@@ -4,14 +4,22 @@
 //! it did not mean to change, and a second plan finds nothing more to do.
 
 use std::path::Path;
-use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
-fn schema() -> &'static nidos_schema::Schema {
-    static SCHEMA: OnceLock<nidos_schema::Schema> = OnceLock::new();
-    SCHEMA.get_or_init(|| nidos_schema::Schema::bundled().expect("the bundled schema loads"))
+/// Validates the dataset at `root` with the bundled rules (as `nidos fix` does) and plans
+/// its fixes.
+fn validate_and_plan(root: &std::path::Path) -> nidos_fix::Plan {
+    let request = nidos_validate::Request {
+        options: nidos_validate::Options {
+            max_rows: None,
+            ..nidos_validate::Options::default()
+        },
+        ..nidos_validate::Request::default()
+    };
+    let done = nidos_validate::validate(root, &request).expect("the dataset validates");
+    nidos_fix::plan(&done, &nidos_fix::Options::default()).expect("the fixes are planned")
 }
 
 /// Keys the built-in fixes touch, and some they do not.
@@ -181,14 +189,14 @@ proptest! {
         let root = tmp.path();
         let (sidecar, coordsystem) = (render(&a, la, da), render(&b, lb, db));
         write_dataset(root, &sidecar, &coordsystem);
-        let plan = nidos_fix::plan(schema(), root, &nidos_fix::Options::default()).unwrap();
+        let plan = validate_and_plan(root);
         let lock = nidos_fix::DatasetLock::acquire(root, std::time::Duration::ZERO, |_| {}).unwrap();
         nidos_fix::apply(&plan, &lock).unwrap();
         let after_sidecar = std::fs::read(root.join("sub-01/anat/sub-01_T1w.json")).unwrap();
         let after_coords = std::fs::read(root.join("sub-01/meg/sub-01_coordsystem.json")).unwrap();
         check("sidecar", &sidecar, &after_sidecar)?;
         check("coordsystem", &coordsystem, &after_coords)?;
-        let again = nidos_fix::plan(schema(), root, &nidos_fix::Options::default()).unwrap();
+        let again = validate_and_plan(root);
         prop_assert!(again.edits.is_empty(), "a second run plans {:?}", again.edits.iter().map(|e| &e.path).collect::<Vec<_>>());
     }
 }

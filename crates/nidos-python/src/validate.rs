@@ -1,38 +1,25 @@
-//! `nidos.validate`: the JSON report of a dataset (and of its derivative datasets).
+//! `nidos.validate`: the JSON report of a dataset (and of its derivative datasets), from
+//! the library's one validation run (`nidos_validate::validate`), as the command line's.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use nidos_validate::{Config, Engine, Options, Report};
+use nidos_schema::Source;
+use nidos_validate::{Config, Options, Request, RunError};
 use pyo3::prelude::*;
 
 use crate::error::{dataset_error, value_error};
-use crate::schema;
 
-/// `derivatives/<name>` directories with their own dataset description, sorted.
-fn derivative_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(root.join("derivatives"))
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.join("dataset_description.json").is_file())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
-fn run_one(
-    path: &Path,
-    schema: Option<&str>,
-    std_version: Option<&str>,
-    opts: &Options,
-) -> PyResult<Report> {
-    let schema = schema::for_dataset(path, schema, std_version)?;
-    let engine = Engine::new(&schema);
-    engine
-        .validate(path, opts)
-        .map_err(|e| dataset_error(path, e))
+/// Where the rules come from: `schema` (a YAML tree or compiled JSON) or the bundled ones.
+fn source(schema: Option<String>) -> PyResult<Source> {
+    match schema.map(PathBuf::from) {
+        None => Ok(Source::Bundled),
+        Some(p) if !p.exists() => Err(value_error(format!(
+            "schema {}: no such file or directory (expected a YAML rule tree directory or a \
+             compiled schema JSON file)",
+            p.display()
+        ))),
+        Some(p) => Ok(Source::Path(p)),
+    }
 }
 
 /// Validates `path` and returns the JSON report as text (`config` is the JSON text of a
@@ -55,26 +42,26 @@ pub fn validate_json(
             }
             None => Config::default(),
         };
-        let opts = Options {
-            config,
-            ignore_warnings,
-            max_rows: Some(1000),
-            ..Options::default()
+        let request = Request {
+            source: source(schema)?,
+            std_version,
+            options: Options {
+                config,
+                ignore_warnings,
+                max_rows: Some(1000),
+                ..Options::default()
+            },
+            recursive,
+            prune: false,
+            explain_later: true,
         };
-        let report = run_one(&path, schema.as_deref(), std_version.as_deref(), &opts)?;
-        let mut derivatives = Vec::new();
-        if recursive {
-            for dir in derivative_dirs(&path) {
-                let name = dir
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let r = run_one(&dir, schema.as_deref(), std_version.as_deref(), &opts)?;
-                derivatives.push((name, r));
-            }
-        }
-        let mut view = report.json();
-        for (name, r) in &derivatives {
+        let done = nidos_validate::validate(&path, &request).map_err(|e| match e {
+            RunError::Rules(e) => value_error(format!("loading the schema: {e}")),
+            RunError::Open { dir, error } => dataset_error(&dir, error),
+            e => value_error(e),
+        })?;
+        let mut view = done.report.json();
+        for (name, r) in &done.derivatives {
             view = view.derivative(name, r);
         }
         serde_json::to_string(&view).map_err(value_error)

@@ -75,13 +75,13 @@ pub trait Phases: Send + Sync + std::fmt::Debug {
 impl Options {
     /// Tells the phase observer, if any, that `phase` ends now; `phase` is only
     /// formatted when there is one.
-    fn lap(&self, phase: impl FnOnce() -> String) {
+    pub(crate) fn lap(&self, phase: impl FnOnce() -> String) {
         if let Some(p) = &self.phases {
             p.lap(&phase());
         }
     }
 
-    fn begin(&self) {
+    pub(crate) fn begin(&self) {
         if let Some(p) = &self.phases {
             p.begin();
         }
@@ -535,12 +535,8 @@ fn collect_paths(v: &Value, out: &mut FastSet<String>) {
 }
 
 pub(crate) fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
-    let severity = match d.severity {
-        nidos_dataset::Severity::Error => Severity::Error,
-        nidos_dataset::Severity::Warning => Severity::Warning,
-    };
     let mut issue =
-        Issue::new(d.code.clone(), severity, d.location.clone()).message(d.message.clone());
+        Issue::new(d.code.clone(), d.severity, d.location.clone()).message(d.message.clone());
     if let Some(s) = &d.sub_code {
         issue.set_sub_code(s);
     }

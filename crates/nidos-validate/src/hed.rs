@@ -111,9 +111,9 @@ fn message(h: &HedIssue, detail: &str, line: Option<usize>) -> String {
     message
 }
 
-/// Appends `n` in decimal (see [`crate::json_text::decimal`]).
+/// Appends `n` in decimal (see [`crate::emit::decimal`]).
 fn push_decimal(s: &mut String, n: usize) {
-    for &d in crate::json_text::decimal(n as u64, &mut [0u8; 20]) {
+    for &d in crate::emit::decimal(n as u64, &mut [0u8; 20]) {
         s.push(char::from(d));
     }
 }

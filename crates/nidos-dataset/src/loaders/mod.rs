@@ -30,21 +30,9 @@ pub mod tsv;
 mod bytes;
 mod text;
 
-/// How serious a load issue is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        }
-    }
-}
+/// How serious a load issue is: the schema's one severity type (a loader raises errors
+/// and warnings; a configuration may later make an issue `Ignore`).
+pub use nidos_schema::Severity;
 
 /// A problem found while loading a file: the standard's issue code, a message, and where
 /// (1-based line and column, when the format has lines).

@@ -16,10 +16,11 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use nidos_schema::Schema;
-use nidos_validate::{Issue, Report, Severity};
 
-use crate::render_sarif::code_message;
-use crate::render_text::{expectation, occurrence_text};
+use super::code_message;
+use super::text::{expectation, occurrence_text};
+use crate::issue::{Issue, Severity};
+use crate::report::Report;
 
 /// At most this many locations are listed per group; the rest are counted by subject and
 /// datatype (so the counts still follow the filters).
@@ -163,7 +164,7 @@ pub fn write_html(
         if in_severity.is_empty() {
             continue;
         }
-        let name = severity_name(severity);
+        let name = Severity::as_str(severity);
         let count: usize = in_severity.iter().map(|g| g.2).sum();
         let mut page = String::new();
         let _ = writeln!(
@@ -552,14 +553,6 @@ fn subject_and_datatype(location: &str) -> (String, String) {
         .map(|d| d.to_string())
         .unwrap_or_default();
     (subject, datatype)
-}
-
-fn severity_name(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Ignore => "ignore",
-    }
 }
 
 fn plural(n: usize, word: &str) -> String {

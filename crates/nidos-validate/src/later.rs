@@ -1,12 +1,15 @@
-//! `validate` with the bundled rules pinned to an older version than the newest: which
-//! issues only a later version would not raise. `nidos_validate::pinning` decides; this
-//! module gives it the later versions' rules and validates the dataset with them.
+//! A validation with the bundled rules pinned to an older version than the newest: which
+//! issues only a later version would not raise. [`crate::pinning`] decides; this module
+//! gives it the later versions' rules and validates the dataset with them.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
 use nidos_schema::Schema;
-use nidos_validate::{Engine, Options, Report};
+
+use crate::engine::{Engine, Options};
+use crate::pinning::{explain_later_versions, Declared, Recheck};
+use crate::report::Report;
 
 /// The supported versions after the one `schema` holds, oldest first.
 fn later_than(schema: &Schema) -> Vec<String> {
@@ -21,15 +24,15 @@ fn later_than(schema: &Schema) -> Vec<String> {
 }
 
 /// With the bundled rules pinned to the version the dataset declares, says which issues
-/// only a later version would not raise (see `nidos_validate::pinning`).
-pub fn explain(
+/// only a later version would not raise (see [`crate::pinning`]). The phases are told
+/// to `opts.phases`.
+pub(crate) fn explain(
     report: &mut Report,
     schema: &Schema,
     ds: &nidos_dataset::Dataset,
     opts: &Options,
     dir: &std::path::Path,
     open: &nidos_dataset::OpenOptions,
-    timer: &crate::timer::Timer,
 ) {
     let key = schema.brand.version_key.clone();
     let brand = schema.brand.name.clone();
@@ -51,7 +54,7 @@ pub fn explain(
             .ok()
             .map(Arc::new);
         kept.borrow_mut().extend(schema.clone());
-        timer.lap(&format!("later versions: load {v}"));
+        opts.lap(|| format!("later versions: load {v}"));
         schema
     };
     let kept_changes = std::cell::RefCell::new(Vec::new());
@@ -60,13 +63,13 @@ pub fn explain(
             .ok()
             .map(Arc::new);
         kept_changes.borrow_mut().extend(changes.clone());
-        timer.lap("later versions: what each version changes");
+        opts.lap(|| "later versions: what each version changes".to_owned());
         changes
     };
     // Only the issues of `VERSIONED_CODES` are compared, never HED's: the later versions'
     // runs leave HED unchecked, and validate only the files where those issues can arise,
     // with only the kinds of rules that decide them.
-    let validate = |s: &Schema, recheck: &nidos_validate::pinning::Recheck| {
+    let validate = |s: &Schema, recheck: &Recheck| {
         let quiet = Options {
             progress: None,
             skip_hed: true,
@@ -78,18 +81,15 @@ pub fn explain(
         // dataset differently.
         let again = nidos_dataset::Dataset::open_again(dir, s, open, ds);
         let engine = Engine::new(s);
-        timer.lap(&format!(
-            "later versions: open dataset, prepare {}",
-            s.version
-        ));
+        opts.lap(|| format!("later versions: open dataset, prepare {}", s.version));
         let report = engine.validate_dataset(&again.ok()?, &quiet);
-        timer.lap(&format!("later versions: validate {}", s.version));
+        opts.lap(|| format!("later versions: validate {}", s.version));
         Some(report)
     };
-    nidos_validate::pinning::explain_later_versions(
+    explain_later_versions(
         report,
         schema,
-        &nidos_validate::pinning::Declared {
+        &Declared {
             version: &declared,
             version_key: &key,
         },

@@ -4,9 +4,11 @@
 use std::io::Write;
 
 use nidos_schema::Schema;
-use nidos_validate::{Issue, Report, Severity};
 
-use crate::escape::control;
+use super::escape::control;
+use super::Emit;
+use crate::issue::{Issue, Severity};
+use crate::report::Report;
 
 struct Paint {
     on: bool,
@@ -24,9 +26,25 @@ impl Paint {
 
 const SHOWN_LOCATIONS: usize = 5;
 
+/// The whole text report: the root dataset's issues, each derivative dataset's issues
+/// and summary, then the root's summary last, where the eye lands.
+pub(crate) fn write_report(out: &mut impl Write, e: &Emit<'_>) -> std::io::Result<()> {
+    write_issues(out, e.report, e.schema, e.verbose, e.color)?;
+    for (name, r) in e.derivatives {
+        let name = control(name);
+        write!(out, "\nDerivative dataset derivatives/{name}\n\n")?;
+        write_text(out, r, e.schema, e.verbose, e.color)?;
+    }
+    if !e.derivatives.is_empty() {
+        let dir = super::escape::path(e.root);
+        write!(out, "\nDataset {dir}\n\n")?;
+    }
+    write_summary(out, e.report, e.color)
+}
+
 /// The human report: issues grouped by code (errors first), a few locations each, the
 /// code's message once, then a summary. Written line by line.
-pub(crate) fn write_text(
+fn write_text(
     out: &mut impl Write,
     report: &Report,
     schema: Option<&Schema>,
@@ -99,7 +117,7 @@ pub(crate) fn write_issues(
                     ""
                 }
             )?;
-            let msg = crate::render_sarif::code_message(report, c);
+            let msg = super::code_message(report, c);
             {
                 for line in msg.lines().take(if verbose { usize::MAX } else { 3 }) {
                     writeln!(out, "    {}", paint.wrap("2", line))?;

@@ -1,13 +1,12 @@
-//! `--prune`: the operating system's filesystem with the dataset root's `sourcedata/`
+//! Pruned reading (`validate --prune`): the operating system's filesystem with the dataset root's `sourcedata/`
 //! and `derivatives/` left out of directory listings, so the walk never enters them.
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use nidos_dataset::fs::Meta;
-use nidos_dataset::{Fs, OsFs};
+use crate::fs::{Fs, Meta, OsFs};
 
-/// Top-level directories `--prune` skips.
+/// Top-level directories a pruned walk skips.
 pub const PRUNED: [&str; 2] = ["sourcedata", "derivatives"];
 
 #[derive(Debug)]

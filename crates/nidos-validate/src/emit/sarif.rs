@@ -6,17 +6,20 @@
 //! `CODE/subCode` (SARIF's hierarchical form) when the issue has a sub-code; the rule it
 //! points at (`ruleIndex`) is the code's descriptor, described by the code's message.
 //!
-//! A result whose issue `nidos fix` repairs carries SARIF's `fixes`: for each file the
-//! repair changes, the smallest replacement (a deleted byte range and the text put in
-//! its place) that turns the file into what `nidos fix --apply --only CODE` writes.
+//! A result whose issue `nidos fix` repairs carries SARIF's `fixes`, from the fix plan of
+//! the same run: for each file the repair changes, the regions it replaces (a deleted
+//! byte range and the text put in its place), each as small as the change.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use nidos_validate::{Issue, Report, Severity};
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use serde_json::{json, Value as Json};
+
+use super::{code_message, FixView, Fixes};
+use crate::issue::{Issue, Severity};
+use crate::report::Report;
 
 /// The base every artifact location is relative to.
 const ROOT_BASE: &str = "DATASETROOT";
@@ -50,7 +53,7 @@ pub fn write_sarif(
     root: &Path,
     report: &Report,
     derivatives: &[(String, Report)],
-    fixes: &[nidos_fix::Plan],
+    fixes: &Fixes<'_>,
 ) -> std::io::Result<()> {
     let mut all: Vec<(&str, &Report)> = vec![("", report)];
     all.extend(derivatives.iter().map(|(n, r)| (n.as_str(), r)));
@@ -129,11 +132,11 @@ pub fn write_sarif(
         };
         for i in &r.issues {
             let mut res = result(i, r, &prefix, index.get(i.code().as_str()).copied());
-            // The plans cover the root dataset only.
+            // The plan covers the root dataset only.
             if name.is_empty() && i.fixable {
-                let fixes: Vec<Json> = fixes.iter().flat_map(|p| fixes_of(i, p)).collect();
-                if !fixes.is_empty() {
-                    res["fixes"] = Json::Array(fixes);
+                let key = (i.code().as_str(), i.location.as_str());
+                if let Some(found) = fixes.get(&key).filter(|f| !f.is_empty()) {
+                    res["fixes"] = found.iter().map(fix).collect();
                 }
             }
             buf.clear();
@@ -214,60 +217,29 @@ fn result(i: &Issue, r: &Report, prefix: &str, rule_index: Option<usize>) -> Jso
     out
 }
 
-/// The `fixes` of an issue: one per file edit of the plan with a change made for this
-/// issue (its code, reported at its location).
-fn fixes_of(i: &Issue, plan: &nidos_fix::Plan) -> Vec<Json> {
-    plan.edits
+/// A SARIF fix: one change to one file.
+fn fix(change: &FixView<'_>) -> Json {
+    let replacements: Vec<Json> = change
+        .replacements
         .iter()
-        .filter_map(|edit| {
-            let change = edit
-                .changes
-                .iter()
-                .find(|c| c.code == i.code().as_str() && c.origin == i.location.as_str())?;
-            let before = edit.before.as_deref().unwrap_or_default();
-            let replacement = replacement(before, &edit.after)?;
-            Some(json!({
-                "description": {"text": change.description},
-                "artifactChanges": [{
-                    "artifactLocation": {
-                        "uri": utf8_percent_encode(edit.path.trim_start_matches('/'), PATH_ESCAPES)
-                            .to_string(),
-                        "uriBaseId": ROOT_BASE,
-                    },
-                    "replacements": [replacement],
-                }],
-            }))
+        .map(|r| {
+            json!({
+                "deletedRegion": {"byteOffset": r.offset, "byteLength": r.length},
+                "insertedContent": {"text": r.text},
+            })
         })
-        .collect()
-}
-
-/// The smallest replacement turning `before` into `after`: the bytes between their
-/// common prefix and common suffix (cut at character boundaries) are deleted and the
-/// text of `after` between them inserted. `None` when either is not UTF-8 text.
-fn replacement(before: &[u8], after: &[u8]) -> Option<Json> {
-    let (b, a) = (
-        std::str::from_utf8(before).ok()?,
-        std::str::from_utf8(after).ok()?,
-    );
-    let mut prefix = b.bytes().zip(a.bytes()).take_while(|(x, y)| x == y).count();
-    while !b.is_char_boundary(prefix) {
-        prefix -= 1;
-    }
-    let room = b.len().min(a.len()) - prefix;
-    let mut suffix = b
-        .bytes()
-        .rev()
-        .zip(a.bytes().rev())
-        .take(room)
-        .take_while(|(x, y)| x == y)
-        .count();
-    while !b.is_char_boundary(b.len() - suffix) || !a.is_char_boundary(a.len() - suffix) {
-        suffix -= 1;
-    }
-    Some(json!({
-        "deletedRegion": {"byteOffset": prefix, "byteLength": b.len() - suffix - prefix},
-        "insertedContent": {"text": &a[prefix..a.len() - suffix]},
-    }))
+        .collect();
+    json!({
+        "description": {"text": change.description},
+        "artifactChanges": [{
+            "artifactLocation": {
+                "uri": utf8_percent_encode(change.path.trim_start_matches('/'), PATH_ESCAPES)
+                    .to_string(),
+                "uriBaseId": ROOT_BASE,
+            },
+            "replacements": replacements,
+        }],
+    })
 }
 
 /// SARIF's level for a severity.
@@ -286,9 +258,4 @@ fn first_sentence(text: &str) -> String {
         Some(n) => line[..=n].to_string(),
         None => line.to_string(),
     }
-}
-
-/// The code's explanation: the report's message, else the engine's (never empty).
-pub fn code_message(r: &Report, code: &str) -> String {
-    nidos_validate::explain::explain(code, r.code_messages.get(code).map(String::as_str))
 }
