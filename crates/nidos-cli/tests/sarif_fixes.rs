@@ -30,8 +30,11 @@ fn sarif(args: &[&str]) -> (Value, String) {
     (log, stderr)
 }
 
-/// Each result's rule id with its fixes' replacements: (file, offset, length, text).
-fn fixes(log: &Value) -> Vec<(String, Vec<(String, u64, u64, String)>)> {
+/// One replacement of a fix: (file, offset, length, text).
+type Region = (String, u64, u64, String);
+
+/// Each result's rule id with its fixes' replacements.
+fn fixes(log: &Value) -> Vec<(String, Vec<Region>)> {
     let results = log["runs"][0]["results"]
         .as_array()
         .cloned()
