@@ -1,5 +1,5 @@
 //! `cargo xtask compare-builds [--base REV | --base-binary PATH] [--bench SUBJECTS]
-//! [--only NAME]`: are the reports of this checkout byte-identical to those of another
+//! [--only NAME] [--formats text,json,json_pp,sarif,html]`: are the reports of this checkout byte-identical to those of another
 //! commit (or of a `nidos` binary already built from it)?
 //!
 //! Builds `REV` (default `HEAD`, so uncommitted changes are compared with the last
@@ -18,12 +18,16 @@ use anyhow::{bail, Context, Result};
 
 use crate::{flag, root, shared};
 
-/// The report formats compared.
+/// The report formats compared unless `--formats` names others.
 const FORMATS: &[&str] = &["text", "json"];
 
 pub fn run(args: &[String]) -> Result<()> {
     let base_rev = flag(args, "--base").unwrap_or_else(|| "HEAD".to_owned());
     let only = flag(args, "--only");
+    let formats: Vec<String> = match flag(args, "--formats") {
+        Some(list) => list.split(',').map(str::to_owned).collect(),
+        None => FORMATS.iter().map(|f| f.to_string()).collect(),
+    };
     let bench: Option<u32> = match flag(args, "--bench") {
         Some(n) => Some(n.parse().with_context(|| format!("--bench {n}"))?),
         None => None,
@@ -47,7 +51,7 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let mut differ = 0;
     for ds in &datasets {
-        for format in FORMATS {
+        for format in &formats {
             let a = report(&base, ds, format)?;
             let b = report(&current, ds, format)?;
             if a != b {
@@ -63,7 +67,7 @@ pub fn run(args: &[String]) -> Result<()> {
     println!(
         "compared {} datasets × {} formats against {base_rev}: {differ} differ",
         datasets.len(),
-        FORMATS.len()
+        formats.len()
     );
     if differ > 0 {
         bail!("{differ} reports differ from {base_rev}'s");

@@ -16,16 +16,22 @@ pub fn replacements(before: &[u8], after: &[u8]) -> Option<Vec<Replacement>> {
     let diff = TextDiff::configure()
         .timeout(std::time::Duration::from_millis(500))
         .diff_lines(old, new);
-    let old_starts = line_starts(old);
-    let new_starts = line_starts(new);
+    // Where each line starts, as the diff cut the texts (at `\n`, `\r\n` or `\r`).
+    let old_starts = starts(diff.iter_old_slices());
+    let new_starts = starts(diff.iter_new_slices());
     let mut out = Vec::new();
     // Consecutive differing operations form one run.
     let mut run: Option<(usize, usize, usize, usize)> = None;
     let mut flush = |run: &mut Option<(usize, usize, usize, usize)>| {
         if let Some((o0, o1, n0, n1)) = run.take() {
-            let from = &old[old_starts[o0]..old_starts[o1]];
-            let to = &new[new_starts[n0]..new_starts[n1]];
-            out.push(narrowed(old_starts[o0], from, to));
+            let span =
+                |starts: &[usize], a: usize, b: usize| Some((*starts.get(a)?, *starts.get(b)?));
+            // The ranges always fall inside the slices; whole texts otherwise.
+            let (from, to) = match (span(&old_starts, o0, o1), span(&new_starts, n0, n1)) {
+                (Some(f), Some(t)) => (f, t),
+                _ => ((0, old.len()), (0, new.len())),
+            };
+            out.push(narrowed(from.0, &old[from.0..from.1], &new[to.0..to.1]));
         }
     };
     for op in diff.ops() {
@@ -46,17 +52,14 @@ pub fn replacements(before: &[u8], after: &[u8]) -> Option<Vec<Replacement>> {
 
 /// The byte offset of each line's start, and the text's length last (line `k` spans
 /// `starts[k]..starts[k + 1]`, its line end included).
-fn line_starts(text: &str) -> Vec<usize> {
-    let mut starts = vec![0];
-    starts.extend(
-        text.bytes()
-            .enumerate()
-            .filter(|(_, b)| *b == b'\n')
-            .map(|(n, _)| n + 1)
-            .filter(|n| *n < text.len()),
-    );
-    starts.push(text.len());
-    starts
+fn starts<'t>(lines: impl Iterator<Item = &'t str>) -> Vec<usize> {
+    let mut at = 0;
+    let mut out = vec![at];
+    for l in lines {
+        at += l.len();
+        out.push(at);
+    }
+    out
 }
 
 /// `from` (at `offset` in the original) replaced by `to`, without their common prefix
@@ -131,6 +134,11 @@ mod tests {
         for (before, after) in [
             ("", "{\n  \"Name\": \"x\"\n}\n"),
             ("a\r\nb\r\n", "a\nb\n"),
+            (
+                "{\r  \"A\": 1,\r  \"B\": 2\r}\r",
+                "{\r  \"A\": 1,\r  \"C\": 2\r}\r",
+            ),
+            ("x\ry\r\nz\n", "x\nY\r\nz\r"),
             ("x: é\n", "x: è\n"),
             ("no final line end", "no final line end\n"),
             ("\u{feff}{}\n", "{}\n"),
@@ -139,5 +147,21 @@ mod tests {
             assert_eq!(apply(before, &reps), after, "{before:?} → {after:?}");
         }
         assert!(replacements(b"\xff", b"x").is_none());
+    }
+
+    proptest::proptest! {
+        /// Any two texts (line ends of every kind, multi-byte characters): the regions
+        /// are in order, apart, and turn the one into the other.
+        #[test]
+        fn regions_turn_before_into_after(
+            before in "(a|é|\"|\n|\r|\r\n| |[{}]){0,40}",
+            after in "(a|é|\"|\n|\r|\r\n| |[{}]|b){0,40}",
+        ) {
+            let reps = replacements(before.as_bytes(), after.as_bytes()).unwrap();
+            for w in reps.windows(2) {
+                proptest::prop_assert!(w[0].offset + w[0].length <= w[1].offset);
+            }
+            proptest::prop_assert_eq!(apply(&before, &reps), after);
+        }
     }
 }
