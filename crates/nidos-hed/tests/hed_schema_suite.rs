@@ -7,8 +7,9 @@
 
 use std::path::Path;
 
-use nidos_hed::schema_dev::check_wiki;
-use nidos_hed::{read_wiki, read_wiki_lines, HedIssue, SchemaSource};
+use nidos_hed::{HedIssue, SchemaSource};
+use nidos_hed_testkit::schema_dev::check_wiki;
+use nidos_hed_testkit::{read_wiki, read_wiki_lines};
 use serde_json::Value;
 
 const SUITE: &str = concat!(

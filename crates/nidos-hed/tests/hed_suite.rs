@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use nidos_hed::suite::{run_item, ItemKind};
 use nidos_hed::SchemaSource;
+use nidos_hed_testkit::suite::{run_item, ItemKind};
 use serde_json::Value;
 
 const SUITE: &str = concat!(

@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
-use crate::check::{Checker, Role};
-use crate::defs::Definitions;
-use crate::events::{check_events, SidecarHed};
-use crate::issue::HedIssue;
-use crate::versions::{HedSchemas, SchemaSource};
+use nidos_hed::check::{Checker, Role};
+use nidos_hed::defs::Definitions;
+use nidos_hed::events::{check_events, SidecarHed};
+use nidos_hed::issue::HedIssue;
+use nidos_hed::versions::{HedSchemas, SchemaSource};
 
 /// The kind of a test item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
