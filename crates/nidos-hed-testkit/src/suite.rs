@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use nidos_hed::check::{Checker, Role};
 use nidos_hed::defs::Definitions;
-use nidos_hed::events::{check_events, SidecarHed};
+use nidos_hed::events::{check_events, EventsCheck, EventsTable, SidecarHed};
 use nidos_hed::issue::HedIssue;
 use nidos_hed::versions::{HedSchemas, SchemaSource};
 
@@ -110,8 +110,20 @@ pub fn run_item(
                     item.get("events").unwrap_or(&Value::Null)
                 };
                 let (header, body) = table(rows);
-                let row_issues = check_events(&checker, &sidecar, &header, &body);
-                issues.extend(row_issues.into_iter().map(|i| i.issue));
+                let cell =
+                    |r: usize, c: usize| body.get(r).and_then(|row| row.get(c)).map(String::as_str);
+                let table = EventsTable {
+                    header: &header,
+                    n_rows: body.len(),
+                    cell: &cell,
+                    codes: &[],
+                };
+                let check = EventsCheck {
+                    checker: &checker,
+                    sidecar: &sidecar,
+                    shared: None,
+                };
+                check_events(&check, &table, &mut |_, issue| issues.push(issue.clone()));
             }
         }
     }
