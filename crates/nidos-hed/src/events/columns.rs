@@ -348,3 +348,37 @@ pub(super) fn mark_risky(starts: &[u32], infos: &mut [PartInfo], registry: &[Arc
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CELLS: [&str; 6] = ["a", "b", "a", "c", "b", "b"];
+
+    /// The three ways of giving a column's part ids agree where they should: by text and
+    /// from the reader's codes, each distinct cell once in order of first appearance; by
+    /// row, a part per change of cell.
+    #[test]
+    fn part_ids_follow_first_appearance() {
+        let mut at = |r: usize| CELLS[r];
+        let by_text = ids_by_text(CELLS.len(), 10, &mut at);
+        assert_eq!(by_text, (vec![10, 11, 10, 12, 11, 11], vec!["a", "b", "c"]));
+        let codes = [0, 1, 0, 2, 1, 1];
+        assert_eq!(
+            ids_from_codes(&codes, CELLS.len(), 10, &mut at),
+            Some(by_text)
+        );
+        assert_eq!(
+            ids_by_row(CELLS.len(), 10, &mut at),
+            (vec![10, 11, 12, 13, 14, 14], vec!["a", "b", "a", "c", "b"])
+        );
+    }
+
+    /// Codes that skip a rank, or fewer codes than rows, are not trusted.
+    #[test]
+    fn codes_out_of_order_are_refused() {
+        let mut at = |r: usize| CELLS[r];
+        assert_eq!(ids_from_codes(&[1, 0, 1, 2, 0, 0], 6, 0, &mut at), None);
+        assert_eq!(ids_from_codes(&[0, 1, 0], 6, 0, &mut at), None);
+    }
+}

@@ -1,7 +1,8 @@
-//! Checked pieces: a piece is one column's contribution to a row (or a spliced row whole),
-//! checked once and kept with what the checks of a row and across rows need of it (its
-//! top-level keys and their hashes, its unique tags, its temporal groups). Pieces are
-//! remembered per table and, through [`SharedPieces`], per dataset.
+//! Checked pieces: a piece is the text one column contributes to a row (its `{column}`
+//! splices filled in, in a row assembled in full), checked once and kept with what the
+//! checks of a row and across rows need of it (its top-level keys and their hashes, its
+//! unique tags, its temporal groups). Pieces are remembered per table and, through
+//! [`SharedPieces`], per dataset.
 
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};

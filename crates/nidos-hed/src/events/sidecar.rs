@@ -236,3 +236,98 @@ fn collect_splices(items: &[Item], out: &mut Vec<String>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::defs::Definitions;
+    use crate::versions::SchemaSource;
+
+    /// The codes of the shape issues of reading `json`, with the columns read.
+    fn read(json: Value) -> (SidecarHed, Vec<(String, &'static str)>) {
+        let mut issues = Vec::new();
+        let sidecar = SidecarHed::read(&json, &mut issues);
+        let codes = issues.into_iter().map(|i| (i.key, i.issue.code)).collect();
+        (sidecar, codes)
+    }
+
+    /// Shape problems are one `SIDECAR_INVALID` each, at their column; what is well formed
+    /// is still read, in the sidecar's order, a level per string.
+    #[test]
+    fn reading_keeps_columns_and_reports_shapes() {
+        let (sidecar, codes) = read(serde_json::json!({
+            "HED": "Red",
+            "deep": {"Levels": {"HED": "Blue"}},
+            "kind": {"HED": {"go": "Sensory-event", "n/a": "Blue", "bad": 3}},
+            "odd": {"HED": 5},
+            "rt": {"HED": "Response-time/# s"},
+            "plain": {"Description": "no HED"}
+        }));
+        let invalid = |key: &str| (key.to_string(), "SIDECAR_INVALID");
+        assert_eq!(
+            codes,
+            [
+                invalid("HED"),
+                invalid("deep"),
+                invalid("kind"),
+                invalid("kind"),
+                invalid("odd")
+            ]
+        );
+        assert_eq!(
+            sidecar.strings(),
+            [("kind", "Sensory-event"), ("rt", "Response-time/# s")]
+        );
+        assert!(sidecar.applies_to(&[]));
+        let (empty, _) = read(serde_json::json!({"plain": {"Description": "x"}}));
+        assert!(empty.is_empty());
+        assert!(!empty.applies_to(&["onset".to_string()]));
+        assert!(empty.applies_to(&["onset".to_string(), "HED".to_string()]));
+    }
+
+    /// A splice must name another column with a HED annotation that has no splices itself
+    /// (`{HED}` names the table's column); each wrong one is `SIDECAR_BRACES_INVALID`.
+    #[test]
+    fn splices_name_other_plain_columns() {
+        let schemas = SchemaSource::new(Vec::new())
+            .load_versions(&serde_json::json!("8.3.0"))
+            .unwrap();
+        let defs = Definitions::default();
+        let checker = Checker::new(&schemas, &defs);
+        let (sidecar, _) = read(serde_json::json!({
+            "a": {"HED": "Sensory-event, {b}, {HED}"},
+            "b": {"HED": {"x": "Label/x, {c}"}},
+            "c": {"HED": "Label/#"},
+            "d": {"HED": "Agent-action, {d}, {nowhere}"}
+        }));
+        assert_eq!(
+            sidecar.spliced_columns().len(),
+            5,
+            "{:?}",
+            sidecar.spliced_columns()
+        );
+        let braces: Vec<(String, String)> = sidecar
+            .check(&checker)
+            .into_iter()
+            .filter(|i| i.issue.code == "SIDECAR_BRACES_INVALID")
+            .map(|i| (i.key, i.issue.message))
+            .collect();
+        assert_eq!(
+            braces,
+            [
+                (
+                    "a".to_string(),
+                    "{b} names a column whose annotation has curly braces itself".to_string()
+                ),
+                (
+                    "d".to_string(),
+                    "column \"d\" refers to itself with {d}".to_string()
+                ),
+                (
+                    "d".to_string(),
+                    "{nowhere} names a column without a HED annotation in this sidecar".to_string()
+                ),
+            ]
+        );
+    }
+}
