@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::tools::{build_binary, count_files, median};
+use crate::tools::{build_binary, count_files, median, which};
 use crate::{root, shared};
 
 const UPSTREAM_SCHEMA: &str = "conformance/schemas/bids-1.11.1-schema-1.2.7.json";
@@ -207,14 +207,6 @@ pub(crate) fn dataset(brand: &str, subjects: u32) -> Result<(PathBuf, usize)> {
     }
     let n = std::fs::read_to_string(&done)?.trim().parse().unwrap_or(0);
     Ok((dir, n))
-}
-
-pub(crate) fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(name))
-            .find(|p| p.is_file())
-    })
 }
 
 struct Row {

@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
-use crate::tools::{build_binary, count_files, median, time_one};
+use crate::tools::{build_binary, count_files, median, time_one, which};
 use crate::{root, shared};
 
 const BEGIN: &str = "<!-- bench-realworld:begin (written by `cargo xtask bench --realworld`) -->";
@@ -180,7 +180,7 @@ pub(crate) fn run(runs: u32, with_reference: bool, write: bool) -> Result<()> {
         return Ok(());
     }
     let reference = if with_reference {
-        crate::bench::which("bids-validator-deno")
+        which("bids-validator-deno")
     } else {
         None
     };

@@ -11,8 +11,8 @@
 //!   what the bundled tree lacks against a compiled upstream schema (see `coverage.rs`).
 //! - `cargo xtask compare-builds [--base REV]`: this checkout's reports against another
 //!   commit's, byte for byte, on every example and real-world dataset (refactoring check).
-//! - `cargo xtask module-cycles`: import cycles between the modules of each crate (none
-//!   allowed; see the module).
+//! - `cargo xtask module-cycles`: import cycles between the modules of each crate under
+//!   `crates/` and of `xtask/` (none allowed; see the module).
 //! - `cargo xtask sort-diff`: `sorted()` against the reference's own JavaScript (see the module).
 
 mod bench;

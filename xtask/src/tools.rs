@@ -1,4 +1,5 @@
-//! Small helpers the chores share: building the release binary, medians, file counts.
+//! Small helpers the chores share: building the release binary, medians, file counts,
+//! finding a program on `PATH`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -100,4 +101,13 @@ pub(crate) fn count_files(dir: &Path) -> usize {
         }
     }
     n
+}
+
+/// The first executable file named `name` on `PATH`.
+pub(crate) fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(name))
+            .find(|p| p.is_file())
+    })
 }

@@ -246,20 +246,17 @@ impl<'a> FileContext<'a> {
                 &self.sidecar_merge().value.to_json(),
                 &mut ignored,
             );
-            if sidecar.is_empty() && !table.headers.iter().any(|h| h == "HED") {
+            if !sidecar.applies_to(&table.headers) {
                 return Value::Null;
             }
-            let n = table.kept_rows();
-            let rows: Vec<Vec<String>> = (0..n)
-                .map(|r| {
-                    table
-                        .columns
-                        .iter()
-                        .map(|c| c.get(r).map(|s| s.to_string()).unwrap_or_default())
-                        .collect()
-                })
-                .collect();
-            let strings = nidos_hed::events::assemble_rows(&sidecar, &table.headers, &rows);
+            let cell = |r: usize, c: usize| table.columns.get(c)?.get(r).map(|s| &**s);
+            let rows = nidos_hed::events::EventsTable {
+                header: &table.headers,
+                n_rows: table.kept_rows(),
+                cell: &cell,
+                codes: &table.codes,
+            };
+            let strings = nidos_hed::events::assemble_rows(&sidecar, &rows);
             Value::array(strings.into_iter().map(Value::from).collect())
         })
     }

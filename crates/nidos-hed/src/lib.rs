@@ -1,6 +1,8 @@
 //! HED (Hierarchical Event Descriptors) for nidos: schemas as data, the HED string parser, and
 //! the validation of strings, sidecars and events files against the HED specification.
-//! Knows nothing about the rest of nidos; `nidos-validate` calls it.
+//! Knows nothing about the rest of nidos; `nidos-validate` calls it. The MediaWiki schema
+//! reader, the schema-development checks and the suite runner, which only the tests use,
+//! are in the dev-only `nidos-hed-testkit`.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod check;
@@ -12,12 +14,9 @@ mod gather;
 pub mod issue;
 pub mod parse;
 pub mod schema;
-pub mod schema_dev;
-pub mod suite;
 pub mod tag;
 pub mod values;
 pub mod versions;
-pub mod wiki;
 pub mod xml;
 
 pub use data::SchemaData;
@@ -25,5 +24,4 @@ pub use issue::HedIssue;
 pub use parse::{parse, Group, HedString, Item, TagToken};
 pub use schema::HedSchema;
 pub use versions::{HedSchemas, SchemaSource};
-pub use wiki::{read_wiki, read_wiki_lines, WikiSchema};
 pub use xml::import_xml;

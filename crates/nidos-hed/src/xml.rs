@@ -6,7 +6,7 @@ use quick_xml::events::Event;
 use crate::data::{SchemaData, TagData, UnitClassData, UnitData, UnitModifierData, ValueClassData};
 
 /// Boolean node attributes the validator uses; other attributes are dropped.
-pub(crate) const NODE_FLAGS: &[&str] = &[
+pub const NODE_FLAGS: &[&str] = &[
     "requireChild",
     "takesValue",
     "unique",

@@ -7,8 +7,10 @@
 
 use std::path::Path;
 
-use nidos_hed::schema_dev::check_wiki;
-use nidos_hed::{read_wiki, read_wiki_lines, HedIssue, SchemaSource};
+use nidos_hed::{HedIssue, SchemaSource};
+use nidos_hed_testkit::schema_dev::check_wiki;
+use nidos_hed_testkit::suite::{accepted_codes, read_cases};
+use nidos_hed_testkit::{read_wiki, read_wiki_lines};
 use serde_json::Value;
 
 const SUITE: &str = concat!(
@@ -53,70 +55,49 @@ fn check_item(source: &SchemaSource, item: &Value) -> Vec<HedIssue> {
 #[test]
 #[cfg_attr(not(hed_suite), ignore = "needs ../shared/conformance/hed")]
 fn hed_schema_suite() {
-    let dir = Path::new(SUITE);
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("suite directory")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    files.sort();
+    let list = read_cases(Path::new(SUITE)).expect("suite case files");
     let source = SchemaSource::new(vec![SCHEMAS.into()]);
     let verbose = std::env::var_os("HED_SUITE_VERBOSE").is_some();
     let (mut total, mut good, mut cases) = (0usize, 0usize, 0usize);
     let mut misses = Vec::new();
-    for file in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-    {
-        let text = std::fs::read_to_string(file).expect("read case file");
-        let list: Value = serde_json::from_str(&text).expect("case file is JSON");
-        for case in list.as_array().into_iter().flatten() {
-            cases += 1;
-            let name = case["name"].as_str().unwrap_or("?");
-            let code = case["error_code"].as_str().unwrap_or("?");
-            let mut accepted: Vec<&str> = vec![code];
-            accepted.extend(
-                case["alt_codes"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str),
-            );
-            for (_, tests) in case["tests"].as_object().into_iter().flatten() {
-                for (expect_fail, list) in [(true, &tests["fails"]), (false, &tests["passes"])] {
-                    for (i, item) in list.as_array().into_iter().flatten().enumerate() {
-                        total += 1;
-                        let issues = check_item(&source, item);
-                        let ok = if expect_fail {
-                            issues.iter().any(|x| accepted.contains(&x.code))
-                        } else {
-                            issues.is_empty()
-                        };
-                        if ok {
-                            good += 1;
-                            continue;
-                        }
-                        let got: Vec<String> = issues
-                            .iter()
-                            .map(|x| {
-                                if verbose {
-                                    format!("{} {}", x.code, x.message)
-                                } else {
-                                    x.code.to_string()
-                                }
-                            })
-                            .collect();
-                        misses.push(format!(
-                            "{name} {} #{i}: expected {}, got [{}]",
-                            if expect_fail { "fails" } else { "passes" },
-                            if expect_fail {
-                                accepted.join("|")
-                            } else {
-                                "nothing".into()
-                            },
-                            got.join("; "),
-                        ));
+    for case in &list {
+        cases += 1;
+        let name = case["name"].as_str().unwrap_or("?");
+        let accepted = accepted_codes(case);
+        for (_, tests) in case["tests"].as_object().into_iter().flatten() {
+            for (expect_fail, list) in [(true, &tests["fails"]), (false, &tests["passes"])] {
+                for (i, item) in list.as_array().into_iter().flatten().enumerate() {
+                    total += 1;
+                    let issues = check_item(&source, item);
+                    let ok = if expect_fail {
+                        issues.iter().any(|x| accepted.contains(&x.code))
+                    } else {
+                        issues.is_empty()
+                    };
+                    if ok {
+                        good += 1;
+                        continue;
                     }
+                    let got: Vec<String> = issues
+                        .iter()
+                        .map(|x| {
+                            if verbose {
+                                format!("{} {}", x.code, x.message)
+                            } else {
+                                x.code.to_string()
+                            }
+                        })
+                        .collect();
+                    misses.push(format!(
+                        "{name} {} #{i}: expected {}, got [{}]",
+                        if expect_fail { "fails" } else { "passes" },
+                        if expect_fail {
+                            accepted.join("|")
+                        } else {
+                            "nothing".into()
+                        },
+                        got.join("; "),
+                    ));
                 }
             }
         }

@@ -7,9 +7,8 @@
 
 use std::path::Path;
 
-use nidos_hed::suite::{run_item, ItemKind};
 use nidos_hed::SchemaSource;
-use serde_json::Value;
+use nidos_hed_testkit::suite::{accepted_codes, read_cases, run_item, ItemKind};
 
 const SUITE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -22,86 +21,63 @@ const MIN_PASS_RATE: f64 = 0.98;
 #[test]
 #[cfg_attr(not(hed_suite), ignore = "needs ../shared/conformance/hed")]
 fn hed_validation_suite() {
-    let dir = Path::new(SUITE);
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("suite directory")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    files.sort();
+    let cases = read_cases(Path::new(SUITE)).expect("suite case files");
     let source = SchemaSource::default();
     let verbose = std::env::var_os("HED_SUITE_VERBOSE").is_some();
     let (mut total, mut good, mut skipped) = (0usize, 0usize, 0usize);
     let mut misses = Vec::new();
-    for file in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-    {
-        let text = std::fs::read_to_string(file).expect("read case file");
-        let cases: Value = serde_json::from_str(&text).expect("case file is JSON");
-        for case in cases.as_array().into_iter().flatten() {
-            let name = case["name"].as_str().unwrap_or("?");
-            let code = case["error_code"].as_str().unwrap_or("?");
-            let mut accepted: Vec<&str> = vec![code];
-            accepted.extend(
-                case["alt_codes"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str),
-            );
-            let warning_case = case["warning"].as_bool().unwrap_or(false);
-            let defs: Vec<String> = case["definitions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|d| d.as_str().map(String::from))
-                .collect();
-            let schema = &case["schema"];
-            if let Err(issue) = source.load_versions(schema) {
-                if issue.message.contains("available offline") {
-                    skipped += 1;
-                    continue;
-                }
+    for case in &cases {
+        let name = case["name"].as_str().unwrap_or("?");
+        let accepted = accepted_codes(case);
+        let warning_case = case["warning"].as_bool().unwrap_or(false);
+        let defs: Vec<String> = case["definitions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d.as_str().map(String::from))
+            .collect();
+        let schema = &case["schema"];
+        if let Err(issue) = source.load_versions(schema) {
+            if issue.message.contains("available offline") {
+                skipped += 1;
+                continue;
             }
-            for (key, tests) in case["tests"].as_object().into_iter().flatten() {
-                let Some(kind) = ItemKind::from_key(key) else {
-                    continue;
-                };
-                for (expect_fail, list) in [(true, &tests["fails"]), (false, &tests["passes"])] {
-                    for (i, item) in list.as_array().into_iter().flatten().enumerate() {
-                        total += 1;
-                        let issues = run_item(&source, schema, &defs, kind, item);
-                        let ok = if expect_fail {
-                            issues.iter().any(|x| accepted.contains(&x.code))
-                        } else {
-                            issues.iter().all(|x| x.warning && !warning_case)
-                        };
-                        if ok {
-                            good += 1;
-                        } else {
-                            let got: Vec<String> = issues
-                                .iter()
-                                .map(|x| {
-                                    format!("{}{}", x.code, if x.warning { "(w)" } else { "" })
-                                })
-                                .collect();
-                            misses.push(format!(
-                                "{name} {key} {} #{i}: expected {}, got [{}] item {}",
-                                if expect_fail { "fails" } else { "passes" },
-                                if expect_fail {
-                                    accepted.join("|")
-                                } else {
-                                    "nothing".into()
-                                },
-                                got.join(", "),
-                                if verbose {
-                                    item.to_string()
-                                } else {
-                                    String::new()
-                                }
-                            ));
-                        }
+        }
+        for (key, tests) in case["tests"].as_object().into_iter().flatten() {
+            let Some(kind) = ItemKind::from_key(key) else {
+                continue;
+            };
+            for (expect_fail, list) in [(true, &tests["fails"]), (false, &tests["passes"])] {
+                for (i, item) in list.as_array().into_iter().flatten().enumerate() {
+                    total += 1;
+                    let issues = run_item(&source, schema, &defs, kind, item);
+                    let ok = if expect_fail {
+                        issues.iter().any(|x| accepted.contains(&x.code))
+                    } else {
+                        issues.iter().all(|x| x.warning && !warning_case)
+                    };
+                    if ok {
+                        good += 1;
+                    } else {
+                        let got: Vec<String> = issues
+                            .iter()
+                            .map(|x| format!("{}{}", x.code, if x.warning { "(w)" } else { "" }))
+                            .collect();
+                        misses.push(format!(
+                            "{name} {key} {} #{i}: expected {}, got [{}] item {}",
+                            if expect_fail { "fails" } else { "passes" },
+                            if expect_fail {
+                                accepted.join("|")
+                            } else {
+                                "nothing".into()
+                            },
+                            got.join(", "),
+                            if verbose {
+                                item.to_string()
+                            } else {
+                                String::new()
+                            }
+                        ));
                     }
                 }
             }

@@ -14,7 +14,9 @@ use nidos_dataset::{Dataset, FileContext, FileEntry, SidecarMerge};
 use nidos_expr::Context;
 use nidos_hed::check::Checker;
 use nidos_hed::defs::Definitions;
-use nidos_hed::events::{check_events_with, SharedPieces, SidecarHed, SidecarIssue};
+use nidos_hed::events::{
+    check_events, EventsCheck, EventsTable, SharedPieces, SidecarHed, SidecarIssue,
+};
 use nidos_hed::{HedIssue, HedSchemas, SchemaSource};
 
 use crate::issue::{Issue, Severity, Sym};
@@ -317,7 +319,7 @@ fn check_table(
     let header = &table.headers;
     let checked = sidecar_checked(merge, schemas, defs, memo);
     let sidecar = &checked.sidecar;
-    if sidecar.is_empty() && !header.iter().any(|h| h == "HED") && checked.issues.is_empty() {
+    if !sidecar.applies_to(header) && checked.issues.is_empty() {
         return;
     }
     let checker = Checker::new(schemas, defs);
@@ -349,24 +351,27 @@ fn check_table(
     let columns = &table.columns;
     let mut codes = Codes::default();
     let mut rows = RowIssues::new(out.len());
-    check_events_with(
-        &checker,
+    let check = EventsCheck {
+        checker: &checker,
         sidecar,
+        shared: memo.pieces(),
+    };
+    let cell = |r: usize, c: usize| columns.get(c).and_then(|col| col.get(r)).map(|c| &**c);
+    let events = EventsTable {
         header,
-        table.kept_rows(),
-        &mut |r, c| columns.get(c).and_then(|col| col.get(r)).map(|c| &**c),
-        &table.codes,
-        memo.pieces(),
-        &mut |line, h| {
-            let issue = codes.issue(h, location.clone(), "", line);
-            match line {
-                // The table's issues without a row (one per column at most) are each given
-                // once: only row issues can repeat.
-                None => out.push(issue),
-                Some(_) => rows.push(out, issue),
-            }
-        },
-    );
+        n_rows: table.kept_rows(),
+        cell: &cell,
+        codes: &table.codes,
+    };
+    check_events(&check, &events, &mut |line, h| {
+        let issue = codes.issue(h, location.clone(), "", line);
+        match line {
+            // The table's issues without a row (one per column at most) are each given
+            // once: only row issues can repeat.
+            None => out.push(issue),
+            Some(_) => rows.push(out, issue),
+        }
+    });
 }
 
 /// The key that makes two row issues of a table the same issue: line, code, message (the

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use foldhash::{HashMap, HashSet};
 
-use crate::issue::HedIssue;
-use crate::schema::HedSchema;
-use crate::versions::SchemaSource;
 use crate::wiki::{Entry, WikiSchema};
+use nidos_hed::issue::HedIssue;
+use nidos_hed::schema::HedSchema;
+use nidos_hed::versions::SchemaSource;
 
 /// Kinds of schema elements, as bits so that an attribute's domain is a set.
 const TAG: u8 = 1;

@@ -1,14 +1,49 @@
-//! Running one item of the HED project's JSON test suite: a string, a sidecar, an events table
-//! or both, checked against the case's schema and definitions. Used by the suite test and by
-//! anyone who wants to check HED material in the same shapes.
+//! The HED project's JSON test suites: reading their case files, the codes a failing item may
+//! report, and running one item of the validation suite (a string, a sidecar, an events table
+//! or both, checked against the case's schema and definitions).
+
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::check::{Checker, Role};
-use crate::defs::Definitions;
-use crate::events::{check_events, SidecarHed};
-use crate::issue::HedIssue;
-use crate::versions::{HedSchemas, SchemaSource};
+use nidos_hed::check::{Checker, Role};
+use nidos_hed::defs::Definitions;
+use nidos_hed::events::{check_events, EventsCheck, EventsTable, SidecarHed};
+use nidos_hed::issue::HedIssue;
+use nidos_hed::versions::{HedSchemas, SchemaSource};
+
+/// The cases of every JSON file in `dir`, the files in path order.
+pub fn read_cases(dir: &Path) -> Result<Vec<Value>, String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    for file in files {
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let list: Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+        cases.extend(list.as_array().into_iter().flatten().cloned());
+    }
+    Ok(cases)
+}
+
+/// The codes a failing item of `case` may report: its `error_code` and its `alt_codes`.
+pub fn accepted_codes(case: &Value) -> Vec<&str> {
+    let mut accepted = vec![case["error_code"].as_str().unwrap_or("?")];
+    accepted.extend(
+        case["alt_codes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str),
+    );
+    accepted
+}
 
 /// The kind of a test item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,8 +145,20 @@ pub fn run_item(
                     item.get("events").unwrap_or(&Value::Null)
                 };
                 let (header, body) = table(rows);
-                let row_issues = check_events(&checker, &sidecar, &header, &body);
-                issues.extend(row_issues.into_iter().map(|i| i.issue));
+                let cell =
+                    |r: usize, c: usize| body.get(r).and_then(|row| row.get(c)).map(String::as_str);
+                let table = EventsTable {
+                    header: &header,
+                    n_rows: body.len(),
+                    cell: &cell,
+                    codes: &[],
+                };
+                let check = EventsCheck {
+                    checker: &checker,
+                    sidecar: &sidecar,
+                    shared: None,
+                };
+                check_events(&check, &table, &mut |_, issue| issues.push(issue.clone()));
             }
         }
     }

@@ -9,8 +9,10 @@
 //! (header, delimiters, missing sections, characters outside descriptions' rules), and
 //! [`WikiSchema::to_data`] gives the compact form the validator uses.
 
-use crate::data::{SchemaData, TagData, UnitClassData, UnitData, UnitModifierData, ValueClassData};
-use crate::issue::HedIssue;
+use nidos_hed::data::{
+    SchemaData, TagData, UnitClassData, UnitData, UnitModifierData, ValueClassData,
+};
+use nidos_hed::issue::HedIssue;
 
 /// The parts of a schema file, in the order the format requires them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -170,7 +172,7 @@ impl WikiSchema {
                     ("deprecatedFrom", Some(v)) => tag.dep = Some(v.clone()),
                     ("inLibrary", Some(v)) => tag.lib = Some(v.clone()),
                     ("hedId", Some(v)) => tag.id = Some(v.clone()),
-                    (flag, None) if crate::xml::NODE_FLAGS.contains(&flag) => {
+                    (flag, None) if nidos_hed::xml::NODE_FLAGS.contains(&flag) => {
                         tag.f.push(flag.to_string())
                     }
                     _ => {}
