@@ -173,7 +173,53 @@ def collect(schema_dir):
             for k, v in node.items():
                 walk(v, f"{path}.{k}" if path else str(k), lc)
         walk(data, "", {})
+    add_contexts(terms, obj)
     return terms
+
+
+def add_contexts(terms, obj):
+    """Which terms make a weak hit count: a suffix's datatype folders, a value's owners."""
+    dts = defaultdict(set)
+    for (kind, name) in terms.items:
+        if kind == "file":
+            dt, sfx = name.split("/_", 1)
+            dts[sfx].add(dt)
+    for (kind, name), t in terms.items.items():
+        if kind == "suffix" and dts.get(name):
+            t["context"] = {"datatype": sorted(dts[name])}
+    enums = obj("enums")
+    owners = defaultdict(lambda: defaultdict(set))
+
+    def values_of(e):
+        out = []
+        raw = e.get("enum") if isinstance(e.get("enum"), list) else []
+        for v in raw:
+            if isinstance(v, dict) and isinstance(v.get("$ref"), str):
+                parts = v["$ref"].split(".")
+                if len(parts) >= 3 and isinstance(enums.get(parts[2]), dict):
+                    out.append(str(enums[parts[2]].get("value", parts[2])))
+            elif isinstance(v, (str, int, float)):
+                out.append(str(v))
+        return out
+    for group, okind in (("metadata", "metadata"), ("columns", "column"), ("entities", "entity")):
+        for key, e in obj(group).items():
+            if not isinstance(e, dict):
+                continue
+            oname = e.get("name", key.split("__")[0])
+            stack = [e]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, dict):
+                    for v in values_of(node):
+                        owners[v][okind].add(oname)
+                    for k in ("items", "anyOf", "oneOf", "properties"):
+                        if isinstance(node.get(k), (dict, list)):
+                            stack.append(node[k])
+                elif isinstance(node, list):
+                    stack.extend(node)
+    for (kind, name), t in terms.items.items():
+        if kind == "value" and name in owners:
+            t["context"] = {k: sorted(v) for k, v in sorted(owners[name].items())}
 
 
 def tree_since(t):
@@ -194,39 +240,50 @@ def changelog_index():
     return idx
 
 
-def all_files_with(root, version, kind, name):
+def all_files_with(root, version, kind, name, context):
     if kind == "file":
         return set()
-    rx, _ = st.matcher(kind, name)
-    lit, mac = st.indexes(root, version)
-    return {ln.file for ln in lit.all(rx) + mac.all(rx)}
+    return {ln.file for ln in st.all_hits(root, version, kind, name, context)}
+
+
+_SCHEMA_BLOBS = {}
 
 
 def in_schema_of(root, version, name):
-    src = os.path.join(root, "v" + version, "src", "schema")
-    if not os.path.isdir(src):
-        return False
-    rx = re.compile(st._wb(st.text_name(name)))
-    for dp, _d, fns in os.walk(src):
-        for fn in fns:
-            if fn.endswith((".yaml", ".json")):
-                with open(os.path.join(dp, fn), encoding="utf-8", errors="replace") as fh:
-                    if rx.search(fh.read()):
-                        return True
-    return False
+    """Whether the tag's own schema (not its text) names the term."""
+    if version not in _SCHEMA_BLOBS:
+        src = os.path.join(root, "v" + version, "src", "schema")
+        parts = []
+        for dp, _d, fns in os.walk(src):
+            for fn in sorted(fns):
+                if fn.endswith((".yaml", ".json")):
+                    with open(os.path.join(dp, fn), encoding="utf-8", errors="replace") as fh:
+                        parts.append(fh.read())
+        _SCHEMA_BLOBS[version] = "\n".join(parts)
+    return re.search(st._wb(st.text_name(name)), _SCHEMA_BLOBS[version]) is not None
 
 
 def date_term(root, t, clidx, dated):
     kind, name = t["kind"], t["name"]
     found = None
     for v in st.TEXT_VERSIONS:
-        lit, mac = st.find_term(root, v, kind, name)
+        lit, mac = st.find_term(root, v, kind, name, t.get("context"))
         ln = lit or mac
         if ln is not None:
             found = (v, ln)
             break
     rec = {"kind": kind, "name": name}
+    if t.get("context"):
+        rec["context"] = t["context"]
     note = []
+    if found is None and kind == "file":
+        dt, sfx = name.split("/_", 1)
+        for v in st.TEXT_VERSIONS:
+            ln = st.combo_same_chapter(root, v, dt, sfx)
+            if ln is not None:
+                found = (v, ln)
+                note.append("stated in the chapter that shows the folder, not in its file tree")
+                break
     if found is None:
         rec["since"] = None
         rec["evidence"] = None
@@ -245,7 +302,7 @@ def date_term(root, t, clidx, dated):
         since = v
         if v == "1.1.2":
             cl = clidx.get((kind, name))
-            files = all_files_with(root, v, kind, name)
+            files = all_files_with(root, v, kind, name, t.get("context"))
             meg = files and files <= (MEG_FILES | NEUTRAL_FILES) and files & MEG_FILES
             if kind == "file":
                 dt, sfx = name.split("/_", 1)
@@ -261,9 +318,9 @@ def date_term(root, t, clidx, dated):
                 note.append("derived: in v1.1.2 only in the MEG chapters, merged in 1.1.0 (changelog: MEG support)")
             else:
                 since = "1.0.0"
-                note.append("derived: in the v1.1.2 text and no changelog section 1.0.1-1.1.2 adds it")
+                note.append("derived: in the v1.1.2 text and no changelog entry of 1.0.1 to 1.1.2 adds it")
             if meg and kind != "file":
-                ln = next(x for x in st.indexes(root, v)[0].all(st.matcher(kind, name)[0])
+                ln = next(x for x in st.all_hits(root, v, kind, name, t.get("context"))
                           if x.file in MEG_FILES)
         rec["since"] = since
         rec["evidence"] = {"tag": "v" + v, "file": ln.file, "section": ln.section or "(top)"}
@@ -334,7 +391,7 @@ def write_yaml(path, recs):
     ]
     body = []
     for r in recs:
-        e = {k: r[k] for k in ("kind", "name", "since", "evidence", "tree_since", "tree") if k in r}
+        e = {k: r[k] for k in ("kind", "name", "context", "since", "evidence", "tree_since", "tree") if k in r}
         for k in ("tree_deprecated", "tree_removed"):
             if k in r:
                 e[k] = r[k]

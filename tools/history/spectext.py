@@ -127,6 +127,31 @@ class TagSchema:
                     out.append(os.path.relpath(os.path.join(dirpath, name), self.root))
         return sorted(out)
 
+    def object_values(self, group: str, key: str):
+        """The enumerated values the object's table lists (strings or enum refs)."""
+        objs = self.load(f"objects/{group}.yaml")
+        obj = objs.get(key) if isinstance(objs, dict) else None
+        out = []
+        stack = [obj]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                if isinstance(node.get("enum"), list):
+                    for v in node["enum"]:
+                        if isinstance(v, dict) and isinstance(v.get("$ref"), str):
+                            parts = v["$ref"].split(".")
+                            enums = self.load("objects/enums.yaml")
+                            if len(parts) >= 3 and isinstance(enums, dict) and isinstance(enums.get(parts[2]), dict):
+                                out.append(str(enums[parts[2]].get("value", parts[2])))
+                        elif isinstance(v, (str, int, float)):
+                            out.append(str(v))
+                for k in ("anyOf", "items", "oneOf"):
+                    if k in node:
+                        stack.append(node[k])
+            elif isinstance(node, list):
+                stack.extend(node)
+        return out
+
     def object_name(self, group: str, key: str) -> str:
         objs = self.load(f"objects/{group}.yaml")
         if isinstance(objs, dict) and isinstance(objs.get(key), dict):
@@ -216,7 +241,11 @@ def expand_macro(name: str, args: str, schema: TagSchema):
         return [(f"`_{s}`", False, ()) for s in _strings(args)]
     if name in ("make_metadata_table", "make_columns_table") and "{" in args:
         group = "metadata" if name == "make_metadata_table" else "columns"
-        return [(f"`{schema.object_name(group, k)}`", False, ()) for k in _dict_keys(args)]
+        out = []
+        for k in _dict_keys(args):
+            out.append((f"`{schema.object_name(group, k)}`", False, ()))
+            out.extend((f'"{v}"', False, ()) for v in schema.object_values(group, k))
+        return out
     if name in ("make_sidecar_table", "make_columns_table", "make_json_table", "make_subobject_table"):
         refs = _strings(args)
         if not refs:
@@ -236,9 +265,34 @@ def expand_macro(name: str, args: str, schema: TagSchema):
             if not isinstance(items, dict):
                 return None
             for k in items:
-                out.append((f"`{schema.object_name(group, k) if group else k}`", False, ()))
+                out.append((f"`{schema.object_name(group, k)}`", False, ()))
+                out.extend((f'"{v}"', False, ()) for v in schema.object_values(group, k))
         return out
     return []  # other macros render nothing term-like that the literal text lacks
+
+
+BRACKETED = re.compile(r"[A-Za-z0-9_]*(?:\\?\[[^\]\s]{1,40}?\\?\][A-Za-z0-9_]*)+")
+GROUP = re.compile(r"\\?\[([^\]\s]{1,40}?)\\?\]")
+
+
+def expand_brackets(token: str):
+    """`MNI152NLin2009[a-c][Sym|Asym]` → every name the pattern stands for."""
+    token = token.replace("\\|", "|")
+    alts = [""]
+    pos = 0
+    for m in GROUP.finditer(token):
+        body = m.group(1).replace("\\", "")
+        if re.fullmatch(r"[a-z]-[a-z]|[0-9]-[0-9]|[A-Z]-[A-Z]", body):
+            opts = [chr(c) for c in range(ord(body[0]), ord(body[2]) + 1)]
+        elif "|" in body:
+            opts = body.split("|")
+        else:
+            return []  # an optional part such as [.gz]: nothing new to name
+        alts = [a + token[pos:m.start()] + o for a in alts for o in opts]
+        pos = m.end()
+        if len(alts) > 64:
+            return []
+    return [a + token[pos:] for a in alts]
 
 
 @lru_cache(maxsize=None)
@@ -270,6 +324,11 @@ def load_tag(root: str, version: str) -> TagText:
                 if d:
                     dirs = (d.group(1),)
             tag.lines.append(Line(text, rel, section, in_code, "", dirs))
+            if "[" in text and ("|" in text or "-" in text):
+                for tok in BRACKETED.findall(text):
+                    names = expand_brackets(tok)
+                    if len(names) > 1:
+                        tag.lines.append(Line(" ".join(f"`{n}`" for n in names), rel, section, False, "pattern", ()))
             mm = MACRO_START.search(text)
             if mm:
                 args, end = _macro_call(raw, i, mm.end())
@@ -311,7 +370,7 @@ def _strict(term: str) -> str:
     return (r"`" + t + r"`|\"" + t + r"\"|'" + t + r"'|(?:^|\|)[ \t]*\**" + t + r"\**[ \t]*(?=\|)")
 
 
-COMMON_WORD = re.compile(r"^[a-z]+$")
+COMMON_WORD = re.compile(r"^(?:[A-Z]?[a-z]+|[A-Z]{1,5})$")
 
 
 @lru_cache(maxsize=None)
@@ -320,13 +379,14 @@ def matcher(kind: str, name: str):
     n = text_name(name)
     if kind == "datatype":
         return re.compile(r"(?<![\w.<-])" + re.escape(n) + r"/|\"" + re.escape(n) + r"\"[ \t]*:[ \t]*\{"), False
+    if kind == "suffix-strong":
+        return re.compile(r"(?<!dataset)(?<!genetic)_" + re.escape(n) + r"(?![A-Za-z0-9])"), False
     if kind == "suffix":
-        return re.compile(r"_" + re.escape(n) + r"(?![A-Za-z0-9])|`" + re.escape(n) + r"`|(?:^|\|)[ \t]*\**" + re.escape(n) + r"\**[ \t]*(?=\|)", re.M), False
+        return re.compile(r"(?<!dataset)(?<!genetic)_" + re.escape(n) + r"(?![A-Za-z0-9])|`" + re.escape(n) + r"`|(?:^|\|)[ \t]*\**" + re.escape(n) + r"\**[ \t]*(?=\|)", re.M), False
     if kind == "entity":
         return re.compile(r"(?<![A-Za-z0-9])" + re.escape(n) + r"-(?=<|[A-Za-z0-9*])"), False
     if kind == "extension":
-        return re.compile(r"(?<![A-Za-z0-9])" + re.escape(n) + r"(?![A-Za-z0-9])" if n.endswith("/") else
-                          re.escape(n) + r"(?![A-Za-z0-9])"), False
+        return re.compile(re.escape(n.rstrip("/")) + r"(?![A-Za-z0-9])"), False
     if kind in ("metadata", "column"):
         if COMMON_WORD.match(n):
             return re.compile(_strict(n), re.M), False
@@ -335,9 +395,12 @@ def matcher(kind: str, name: str):
         return re.compile(_strict(n) + r"|(?<=[a-z]-)" + re.escape(n) + r"(?![A-Za-z0-9])", re.M), False
     if kind == "toplevel":
         if n.endswith("/"):
-            return re.compile(r"(?<![\w./-])" + re.escape(n) + r"|`" + re.escape(n[:-1]) + r"`"), False
+            return re.compile(r"(?<![\w.-])" + re.escape(n) + r"|`/?" + re.escape(n[:-1]) + r"/?`"), False
         return re.compile(_wb(n)), False
     raise ValueError(kind)
+
+
+URL = re.compile(r"https?://[^\s)>\]]+")
 
 
 class Index:
@@ -350,7 +413,7 @@ class Index:
         parts = []
         for ln in lines:
             self.starts.append(pos)
-            parts.append(ln.text)
+            parts.append(URL.sub(lambda m: " " * len(m.group(0)), ln.text))
             pos += len(ln.text) + 1
         self.blob = "\n".join(parts)
 
@@ -376,21 +439,89 @@ def indexes(root: str, version: str):
     return Index([l for l in tag.lines if not l.via]), Index([l for l in tag.lines if l.via])
 
 
-def find_term(root: str, version: str, kind: str, name: str):
-    """(literal line, macro-rendered line) where the tag's text first states the term."""
+@lru_cache(maxsize=None)
+def folder_files(root: str, version: str, datatype: str):
+    """Files of a tag that show the `datatype/` folder in a file tree or template."""
+    lit, mac = indexes(root, version)
+    return frozenset(ln.file for ln in lit.lines + mac.lines if ln.in_code and datatype in ln.dirs)
+
+
+@lru_cache(maxsize=None)
+def owner_sections(root: str, version: str, kind: str, name: str):
+    """(file, section) pairs of a tag where a term is stated."""
+    lit, mac = indexes(root, version)
+    if kind == "entity":
+        rx = matcher("entity", name)[0]
+    else:
+        rx = matcher(kind, name)[0]
+    return frozenset((ln.file, ln.section) for ln in lit.all(rx) + mac.all(rx))
+
+
+def find_term(root: str, version: str, kind: str, name: str, context=None):
+    """(literal line, macro-rendered line) where the tag's text first states the term.
+
+    `context` narrows the weak forms of a term: for a suffix, `{"datatype": [...]}` (a bare
+    `T1w` counts only in a chapter showing one of those folders; `_T1w` counts anywhere);
+    for a value, `{"metadata"|"column"|"entity": [...]}` (the value counts only in a section
+    that also states one of its owners)."""
     lit, mac = indexes(root, version)
     if kind == "file":
         return find_combo(lit, *name.split("/_", 1)), find_combo(mac, *name.split("/_", 1))
     rx, _ = matcher(kind, name)
-    return lit.first(rx), mac.first(rx)
+    if not context:
+        return lit.first(rx), mac.first(rx)
+    ok = context_filter(root, version, kind, name, context)
+    return (next((ln for ln in lit.all(rx) if ok(ln)), None),
+            next((ln for ln in mac.all(rx) if ok(ln)), None))
+
+
+def all_hits(root: str, version: str, kind: str, name: str, context=None):
+    lit, mac = indexes(root, version)
+    rx, _ = matcher(kind, name)
+    hits = lit.all(rx) + mac.all(rx)
+    if context:
+        ok = context_filter(root, version, kind, name, context)
+        hits = [ln for ln in hits if ok(ln)]
+    return hits
+
+
+def context_filter(root, version, kind, name, context):
+    if kind == "suffix":
+        strong = matcher("suffix-strong", name)[0]
+        files = set()
+        for dt in context.get("datatype", []):
+            files |= folder_files(root, version, dt)
+
+        def ok(ln):
+            return bool(strong.search(URL.sub("", ln.text))) or ln.file in files
+    else:
+        secs = set()
+        for okind, names in context.items():
+            for o in names:
+                secs |= owner_sections(root, version, okind, o)
+
+        def ok(ln):
+            return (ln.file, ln.section) in secs
+    return ok
 
 
 def find_combo(index: Index, datatype: str, suffix: str):
     """A file name of `suffix` placed in the `datatype/` folder."""
-    srx = re.compile(r"_" + re.escape(suffix) + r"(?![A-Za-z0-9])")
+    srx = matcher("suffix-strong", suffix)[0]
     inline = re.compile(r"(?<![\w-])" + re.escape(datatype) + r"/[^\s`]*_" + re.escape(suffix) + r"(?![A-Za-z0-9])")
     for ln in index.all(srx):
         if (ln.in_code and datatype in ln.dirs) or inline.search(ln.text):
+            return ln
+    return None
+
+
+def combo_same_chapter(root: str, version: str, datatype: str, suffix: str):
+    """Fallback for a pair: a chapter that shows the `datatype/` folder and names `_suffix`."""
+    lit, mac = indexes(root, version)
+    files = folder_files(root, version, datatype)
+    srx = matcher("suffix-strong", suffix)[0]
+    for ln in lit.all(srx) + mac.all(srx):
+        if ln.file in files:
             return ln
     return None
 
