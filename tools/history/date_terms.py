@@ -185,8 +185,8 @@ def add_contexts(terms, obj):
             dt, sfx = name.split("/_", 1)
             dts[sfx].add(dt)
     for (kind, name), t in terms.items.items():
-        if kind == "suffix" and dts.get(name):
-            t["context"] = {"datatype": sorted(dts[name])}
+        if kind == "suffix":  # no raw datatype: only the `_suffix` file-name form counts
+            t["context"] = {"datatype": sorted(dts.get(name, ()))}
     enums = obj("enums")
     owners = defaultdict(lambda: defaultdict(set))
 

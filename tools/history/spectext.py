@@ -56,6 +56,7 @@ class Line:
     in_code: bool      # inside a fenced code block (or a macro-rendered template)
     via: str = ""      # macro that rendered this line, "" for literal text
     dirs: tuple = ()   # datatype directories open at this line (code blocks)
+    header: bool = False  # the header row of a Markdown table
 
 
 @dataclass
@@ -67,6 +68,7 @@ class TagText:
 
 
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
 MACRO_START = re.compile(r"\{\{\s*MACROS___(\w+)\s*\(")
 
@@ -315,6 +317,10 @@ def load_tag(root: str, version: str) -> TagText:
                 dirs = ()
                 i += 1
                 continue
+            if not in_code and TABLE_RULE.match(text):
+                prev = next((x for x in reversed(tag.lines) if not x.via), None)
+                if prev is not None and prev.file == rel and "|" in prev.text:
+                    prev.header = True
             if not in_code:
                 m = HEADING.match(text)
                 if m:
@@ -468,7 +474,7 @@ def find_term(root: str, version: str, kind: str, name: str, context=None):
     if kind == "file":
         return find_combo(lit, *name.split("/_", 1)), find_combo(mac, *name.split("/_", 1))
     rx, _ = matcher(kind, name)
-    if not context:
+    if not context and not COMMON_WORD.match(text_name(name)):
         return lit.first(rx), mac.first(rx)
     ok = context_filter(root, version, kind, name, context)
     return (next((ln for ln in lit.all(rx) if ok(ln)), None),
@@ -479,13 +485,21 @@ def all_hits(root: str, version: str, kind: str, name: str, context=None):
     lit, mac = indexes(root, version)
     rx, _ = matcher(kind, name)
     hits = lit.all(rx) + mac.all(rx)
-    if context:
+    if context or COMMON_WORD.match(text_name(name)):
         ok = context_filter(root, version, kind, name, context)
         hits = [ln for ln in hits if ok(ln)]
     return hits
 
 
 def context_filter(root, version, kind, name, context):
+    """Which hits count: not a common word in a table's header row, and within the context."""
+    inner = _context_filter(root, version, kind, name, context) if context else (lambda ln: True)
+    if COMMON_WORD.match(text_name(name)) and kind in ("metadata", "column", "value"):
+        return lambda ln: not ln.header and inner(ln)
+    return inner
+
+
+def _context_filter(root, version, kind, name, context):
     if kind == "suffix":
         strong = matcher("suffix-strong", name)[0]
         files = set()
