@@ -27,7 +27,7 @@ import spectext as st  # noqa: E402
 
 DERIVED = ["1.0.0", "1.0.1", "1.0.2", "1.1.0", "1.1.1", "1.1.2"]
 # Words in a note that explain why the previous release's text already has the term.
-EXPLAINS_EARLIER = ("renamed", "moved", "stated without the term", "derived", "chapter")
+EXPLAINS_EARLIER = ("renamed", "moved", "stated without the term")
 
 
 def found(root, version, kind, name, chapter=False, context=None):

@@ -155,6 +155,18 @@ def collect(schema_dir):
         known_dirs = {k + "/" for k, v in obj("files").items() if v.get("file_type") == "directory"}
         name = path + "/" if (path + "/") in known_dirs or path in ("docs", "logs") else path
         terms.add("toplevel", name, f"rules/files/common/core.yaml: {key}", life(e))
+    def deref(v):
+        """Resolve `{$ref: meta.templates.files.X}` to the list it names."""
+        if isinstance(v, dict) and isinstance(v.get("$ref"), str):
+            parts = v["$ref"].split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                path = os.path.join(schema_dir, *parts[:cut]) + ".yaml"
+                if os.path.isfile(path):
+                    node = load_yaml(path)
+                    for p in parts[cut:]:
+                        node = node.get(p) if isinstance(node, dict) else None
+                    return node if isinstance(node, list) else None
+        return v
     raw = os.path.join(schema_dir, "rules", "files", "raw")
     for fn in sorted(os.listdir(raw)):
         if not fn.endswith(".yaml"):
@@ -165,9 +177,10 @@ def collect(schema_dir):
             if not isinstance(node, dict):
                 return
             lc = life(node, inherited)
-            if isinstance(node.get("suffixes"), list) and isinstance(node.get("datatypes"), list):
-                for dt in node["datatypes"]:
-                    for s in node["suffixes"]:
+            sfxs, dts = deref(node.get("suffixes")), deref(node.get("datatypes"))
+            if isinstance(sfxs, list) and isinstance(dts, list):
+                for dt in dts:
+                    for s in sfxs:
                         terms.add("file", f"{dt}/_{s}", f"rules/files/raw/{fn}: {path}", lc)
                 return
             for k, v in node.items():
@@ -309,16 +322,16 @@ def date_term(root, t, clidx, dated):
                 parts = [dated.get(("datatype", dt)), dated.get(("suffix", sfx))]
                 parts = [p for p in parts if p]
                 since = max(parts, key=st.vkey) if parts else "1.0.0"
-                note.append("derived: v1.1.2 text shows it; dated by the later of its datatype and suffix")
+                note.insert(0, "derived: v1.1.2 text shows it; dated by the later of its datatype and suffix")
             elif cl:
                 since = cl[0]
-                note.append(f"derived: changelog section {cl[0]} adds it" + (f" ({cl[1]})" if cl[1] else ""))
+                note.insert(0, f"derived: changelog section {cl[0]} adds it" + (f" ({cl[1]})" if cl[1] else ""))
             elif meg:
                 since = "1.1.0"
-                note.append("derived: in v1.1.2 only in the MEG chapters, merged in 1.1.0 (changelog: MEG support)")
+                note.insert(0, "derived: in v1.1.2 only in the MEG chapters, merged in 1.1.0 (changelog: MEG support)")
             else:
                 since = "1.0.0"
-                note.append("derived: in the v1.1.2 text and no changelog entry of 1.0.1 to 1.1.2 adds it")
+                note.insert(0, "derived: in the v1.1.2 text and no changelog entry of 1.0.1 to 1.1.2 adds it")
             if meg and kind != "file":
                 ln = next(x for x in st.all_hits(root, v, kind, name, t.get("context"))
                           if x.file in MEG_FILES)
