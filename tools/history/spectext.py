@@ -376,6 +376,10 @@ def _strict(term: str) -> str:
     return (r"`" + t + r"`|\"" + t + r"\"|'" + t + r"'|(?:^|\|)[ \t]*\**" + t + r"\**[ \t]*(?=\|)")
 
 
+# What stands before `_suffix` in a file name: an entity label (`-rest`), a placeholder
+# (`<label>`, `*`, `[_run-<index>]`), or the start of the token (`_bold` as code). This
+# keeps snake_case words (`status_description`, `dataset_description`) out.
+FILE_PREFIX = r"(?:[*>\]`\"'(/ \t]|^|-[A-Za-z0-9+]+)"
 COMMON_WORD = re.compile(r"^(?:[A-Z]?[a-z]+|[A-Z]{1,5})$")
 
 
@@ -386,9 +390,9 @@ def matcher(kind: str, name: str):
     if kind == "datatype":
         return re.compile(r"(?<![\w.<-])" + re.escape(n) + r"/|\"" + re.escape(n) + r"\"[ \t]*:[ \t]*\{"), False
     if kind == "suffix-strong":
-        return re.compile(r"(?<!dataset)(?<!genetic)_" + re.escape(n) + r"(?![A-Za-z0-9])"), False
+        return re.compile(FILE_PREFIX + r"_" + re.escape(n) + r"(?![A-Za-z0-9])", re.M), False
     if kind == "suffix":
-        return re.compile(r"(?<!dataset)(?<!genetic)_" + re.escape(n) + r"(?![A-Za-z0-9])|`" + re.escape(n) + r"`|(?:^|\|)[ \t]*\**" + re.escape(n) + r"\**[ \t]*(?=\|)", re.M), False
+        return re.compile(FILE_PREFIX + r"_" + re.escape(n) + r"(?![A-Za-z0-9])|`" + re.escape(n) + r"`|(?:^|\|)[ \t]*\**" + re.escape(n) + r"\**[ \t]*(?=\|)", re.M), False
     if kind == "entity":
         return re.compile(r"(?<![A-Za-z0-9])" + re.escape(n) + r"-(?=<|[A-Za-z0-9*])"), False
     if kind == "extension":
