@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The evidence test of issue 37: every dated term of schema/meta/history.yaml is stated by
+"""The evidence test of issue 37: every dated term of docs/history.yaml is stated by
 the text of its version and not by the previous release's text, or its entry says why.
 
 For each entry:
@@ -93,10 +93,10 @@ def check(root, terms):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    ap = argparse.ArgumentParser(description="Check schema/meta/history.yaml against the standard's text.")
+    ap = argparse.ArgumentParser(description="Check docs/history.yaml against the standard's text.")
     ap.add_argument("--repo", default=os.path.normpath(os.path.join(here, "..", "..")))
     ap.add_argument("--spec-history")
-    ap.add_argument("--history", help="the history file (default: schema/meta/history.yaml)")
+    ap.add_argument("--history", help="the history file (default: docs/history.yaml)")
     a = ap.parse_args()
     root = a.spec_history or st.text_root(a.repo)
     if not os.path.isdir(root):
@@ -105,7 +105,7 @@ def main():
     if st.yaml is None:
         print("PyYAML is needed: pip install pyyaml", file=sys.stderr)
         return 2
-    path = a.history or os.path.join(a.repo, "schema", "meta", "history.yaml")
+    path = a.history or os.path.join(a.repo, "docs", "history.yaml")
     with open(path, encoding="utf-8") as fh:
         data = st.yaml.safe_load(fh) or {}
     terms = data.get("terms") or []

@@ -4,7 +4,7 @@
 Reads the tree (`schema/objects/*.yaml`, `schema/rules/files/**`) and the standard's text at
 every release tag (`../shared/spec-history/vX/src/`, see spectext.py), and writes:
 
-- `schema/meta/history.yaml`: one entry per term (kind, name, since by the text, evidence,
+- `docs/history.yaml`: one entry per term (kind, name, since by the text, evidence,
   the tree's since, verdict, note);
 - `docs/history.md`: the same as readable tables, with the method, the versions and the
   spot checks of the issue.
@@ -31,6 +31,12 @@ try:
     import yaml
 except ImportError:
     sys.exit("PyYAML is needed: pip install pyyaml")
+
+# Where the machine-readable history goes. Not under schema/: the build embeds every file
+# of schema/ and reads every `since:` there as a lifecycle annotation (nidos-schema
+# lifecycle.rs, changes.rs), so the history's entries would be pinned per version and
+# counted as changes of the rules.
+HISTORY_YAML = ("docs", "history.yaml")
 
 KINDS = ["datatype", "suffix", "entity", "extension", "metadata", "column", "value", "toplevel", "file"]
 KIND_TITLES = {
@@ -430,9 +436,14 @@ def write_md(path, recs, root, spot):
     L.append("Do not edit by hand: regenerate with")
     L.append("")
     L.append("```sh")
-    L.append("python3 tools/history/date_terms.py      # writes this file and schema/meta/history.yaml")
+    L.append("python3 tools/history/date_terms.py      # writes this file and docs/history.yaml")
     L.append("python3 tools/history/check_history.py   # the evidence test")
     L.append("```")
+    L.append("")
+    L.append("The machine-readable form is `docs/history.yaml` (kind, name, since, evidence, tree_since,")
+    L.append("verdict, note per term). It is not under `schema/`: the build embeds every file there and reads")
+    L.append("every `since:` as a lifecycle annotation, which would pin the history itself and count each")
+    L.append("entry as a change of the rules.")
     L.append("")
     L.append("## Method")
     L.append("")
@@ -547,7 +558,7 @@ def main():
         recs.append(r)
     idx = {(r["kind"], r["name"]): r for r in recs}
     spot = [(k, n, e, idx.get((k, n))) for k, n, e in SPOT_CHECKS]
-    write_yaml(os.path.join(a.repo, "schema", "meta", "history.yaml"), recs)
+    write_yaml(os.path.join(a.repo, *HISTORY_YAML), recs)
     write_md(os.path.join(a.repo, "docs", "history.md"), recs, root, spot)
     c = Counter(r["verdict"] for r in recs)
     print(f"{len(recs)} terms dated: " + ", ".join(f"{n} {v}" for v, n in sorted(c.items())))
