@@ -394,7 +394,10 @@ def matcher(kind: str, name: str):
     if kind == "suffix":
         return re.compile(FILE_PREFIX + r"_" + re.escape(n) + r"(?![A-Za-z0-9])|`" + re.escape(n) + r"`|(?:^|\|)[ \t]*\**" + re.escape(n) + r"\**[ \t]*(?=\|)", re.M), False
     if kind == "entity":
-        return re.compile(r"(?<![A-Za-z0-9])" + re.escape(n) + r"-(?=<|[A-Za-z0-9*])"), False
+        # `acq-<label>`, or a label that ends in a file-name position (`space-MNI305_`,
+        # `` `run-1` ``): prose such as "space-delimited" is not an entity.
+        return re.compile(r"(?<![A-Za-z0-9])" + re.escape(n)
+                          + r"-(?:<|[A-Za-z0-9*+]+(?=[_/\]`\"')]|\.[A-Za-z]|$))", re.M), False
     if kind == "extension":
         return re.compile(re.escape(n.rstrip("/")) + r"(?![A-Za-z0-9])"), False
     if kind in ("metadata", "column"):
