@@ -351,6 +351,9 @@ pub(crate) fn write_summary(
         s.standard_version,
         s.schema_version
     )?;
+    if let Some(rules) = &s.rules_source {
+        writeln!(out, "  rules read from {rules} (not the bundled ones)")?;
+    }
     let fixable = report.issues.iter().filter(|i| i.fixable).count();
     if fixable > 0 {
         writeln!(

@@ -141,3 +141,87 @@ fn terminal_session_shows_continuation_prompt_and_completes_paths() {
     tmux(&["send-keys", "-t", "t", ":quit", "Enter"]);
     let _ = tmux(&["kill-server"]);
 }
+
+/// Before `:file`, reading a context field gives null: the REPL says why, once a file
+/// is chosen it does not.
+#[test]
+fn fields_read_before_file_get_a_hint() {
+    let ds = dataset();
+    let (stdout, stderr) = repl(
+        ds.path(),
+        "suffix\n1 + 1\n:file sub-01/anat/sub-01_T1w.nii.gz\nsuffix\n:quit\n",
+    );
+    assert_eq!(
+        stdout.matches("hint: no file selected").count(),
+        1,
+        "{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains(":file PATH"), "{stdout}");
+    assert!(stdout.contains("\"T1w\""), "{stdout}");
+}
+
+/// In a terminal (tmux): the prompt names the current file, and Tab lists the
+/// candidates at once rather than cycling through them.
+#[test]
+fn terminal_prompt_names_the_file_and_tab_lists_candidates() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("skip: tmux is not installed");
+        return;
+    }
+    let ds = dataset();
+    let socket = format!("nidos-test-list-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&socket)
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    };
+    let command = format!(
+        "env HOME={} NO_COLOR=1 {BIN} repl {}",
+        ds.path().join("home").display(),
+        ds.path().display()
+    );
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "150",
+        "-y",
+        "40",
+        &command,
+    ]);
+    assert!(started.status.success(), "{started:?}");
+    let screen =
+        || String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "t"]).stdout).to_string();
+    let wait_for = |what: &[&str]| -> String {
+        let mut last = String::new();
+        for _ in 0..100 {
+            last = screen();
+            if what.iter().all(|w| last.contains(w)) {
+                return last;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = tmux(&["kill-server"]);
+        panic!("{what:?} never appeared on the screen:\n{last}");
+    };
+    wait_for(&["nidos>"]);
+    tmux(&[
+        "send-keys",
+        "-t",
+        "t",
+        ":file sub-01/anat/sub-01_T1w.nii.gz",
+        "Enter",
+    ]);
+    wait_for(&["nidos sub-01_T1w.nii.gz>"]);
+    // `s` starts several fields and functions: two Tabs list them side by side.
+    tmux(&["send-keys", "-t", "t", "s", "Tab", "Tab"]);
+    wait_for(&["sidecar", "suffix", "subject"]);
+    tmux(&["send-keys", "-t", "t", "C-c"]);
+    tmux(&["send-keys", "-t", "t", ":quit", "Enter"]);
+    let _ = tmux(&["kill-server"]);
+}

@@ -43,7 +43,9 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde_json::Value;
 
-pub use brand::{brand_named, BrandChoice, BrandIssue, Brands, BRAND_AMBIGUOUS, BRAND_UNDECLARED};
+pub use brand::{
+    brand_named, signs_of, BrandChoice, BrandIssue, Brands, BRAND_AMBIGUOUS, BRAND_UNDECLARED,
+};
 pub use changes::{bundled_changes, Changes, Subject};
 pub use check::{check_path, check_value, duplicate_codes, structure_findings, CheckReport};
 pub use embedded::bundled_files;
@@ -51,7 +53,9 @@ pub use error::{ErrorKind, SchemaError, SchemaErrors, Warning};
 pub use lifecycle::{filter_for_version, LIFECYCLE_KEYS};
 pub use model::*;
 pub use raw::Raw;
-pub use select::{load_for_description, published_schema_template, ForDataset, Source};
+pub use select::{
+    load_for_description, load_for_dir, published_schema_template, ForDataset, Source,
+};
 pub use version::{
     bundled_override, bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV,
 };
