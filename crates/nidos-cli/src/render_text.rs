@@ -352,7 +352,12 @@ pub(crate) fn write_summary(
         s.schema_version
     )?;
     if let Some(rules) = &s.rules_source {
-        writeln!(out, "  rules read from {rules} (not the bundled ones)")?;
+        // As the user gave it (`--schema`, NIDOS_SCHEMA_DIR), control characters shown.
+        writeln!(
+            out,
+            "  rules read from {} (not the bundled ones)",
+            control(rules)
+        )?;
     }
     let fixable = report.issues.iter().filter(|i| i.fixable).count();
     if fixable > 0 {

@@ -87,27 +87,36 @@ pub(crate) fn apply_fields(
     }
 }
 
-/// A key two field rules of one file ask for at different levels (required by one,
-/// recommended by another, as when an edited rule tree raises a field in one rule) is
-/// reported once, as required: drops, among the issues from `from` on (the file's field
-/// issues), the warnings whose key (sub-code) also has an error there. A key is either
-/// missing or present in a file, so these are all missing-key issues or all value
-/// issues of that key.
-pub(crate) fn keep_strongest_missing(out: &mut Vec<Issue>, from: usize) {
+/// A key an edited rule tree made required in one field rule while another still
+/// recommends it is reported once, as required: drops, among the issues from `from` on
+/// (the file's field issues), the warnings whose key (sub-code) also has an error there
+/// from a requirement `prepared` marks raised ([`Prepared::raised`]: required where the
+/// bundled rules do not require it). A key two rules of the bundled or upstream rules
+/// ask for at two levels keeps both issues, as the reference validator reports them.
+pub(crate) fn keep_strongest_missing(prepared: &Prepared<'_>, out: &mut Vec<Issue>, from: usize) {
     let Some(new) = out.get(from..) else { return };
-    if new.len() < 2 || !new.iter().any(|i| i.severity == Severity::Error) {
+    if new.len() < 2 {
         return;
     }
-    let required: Vec<String> = new
+    let raised: Vec<String> = new
         .iter()
-        .filter(|i| i.severity == Severity::Error && !i.sub_code().as_str().is_empty())
+        .filter(|i| i.severity == Severity::Error)
+        .filter(|i| {
+            let key = i.sub_code().as_str();
+            !key.is_empty()
+                && i.rule_id()
+                    .is_some_and(|rule| prepared.raised(rule.as_str(), key))
+        })
         .map(|i| i.sub_code().as_str().to_string())
         .collect();
+    if raised.is_empty() {
+        return;
+    }
     let mut at = 0;
     out.retain(|i| {
         at += 1;
         at <= from
             || i.severity != Severity::Warning
-            || !required.iter().any(|r| r == i.sub_code().as_str())
+            || !raised.iter().any(|r| r == i.sub_code().as_str())
     });
 }
