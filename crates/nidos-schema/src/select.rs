@@ -63,9 +63,19 @@ fn tree_index(root: &Path) -> Result<(Option<Brands>, Vec<String>), SchemaErrors
 /// declared one, else the newest, each replaced by a supported one with a warning
 /// ([`select_version`]). A compiled JSON holds one version: it is used whatever the
 /// dataset declares, with a warning when `requested` differs.
-/// Like [`load_for_description`], for a dataset on disk whose description was read
-/// already (`nidos_dataset::read_description`): when it declares no brand, the brand the
-/// dataset directory shows ([`signs_of`]) is chosen over the default.
+pub fn load_for_description(
+    source: &Source,
+    description: Option<Value>,
+    requested: Option<&str>,
+) -> Result<ForDataset, SchemaErrors> {
+    load_guessing(source, description, requested, None)
+}
+
+/// Like [`load_for_description`], for a dataset on disk at `dataset` whose description
+/// was read already (`nidos_dataset::read_description`): when it declares no brand, the
+/// brand the dataset directory shows ([`signs_of`]: its ignore file at the root, URIs of
+/// the brand's scheme in the description) is chosen over the default. The ignore file
+/// is only tested for existence as a regular file, never read.
 pub fn load_for_dir(
     source: &Source,
     dataset: &Path,
@@ -80,16 +90,6 @@ pub fn load_for_dir(
         )
     };
     load_guessing(source, description.clone(), requested, Some(&shows))
-}
-
-/// For a dataset description already read (`None`: the
-/// dataset has none, as in file-name mode, where no dataset is on disk).
-pub fn load_for_description(
-    source: &Source,
-    description: Option<Value>,
-    requested: Option<&str>,
-) -> Result<ForDataset, SchemaErrors> {
-    load_guessing(source, description, requested, None)
 }
 
 /// What a dataset shows of a brand besides its version key (see [`signs_of`]).
