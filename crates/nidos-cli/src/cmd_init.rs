@@ -1,6 +1,7 @@
 //! `nidos init DIR --name NAME`: a minimal dataset that validates without errors:
-//! `dataset_description.json` (with the schema's version key at the newest supported
-//! version), `README`, `participants.tsv` and `participants.json`.
+//! `dataset_description.json` (with the version key of the brand the schema's brand
+//! table names for new datasets, or of `--brand`, at the newest supported version),
+//! `README`, `participants.tsv` and `participants.json`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -23,6 +24,11 @@ pub struct Args {
     /// The license of the data (an SPDX identifier such as `CC0-1.0`, `PDDL-1.0`).
     #[arg(long)]
     pub license: Option<String>,
+    /// The brand to write the dataset in (its version key): one the schema declares,
+    /// by name in any case (`bids`, `std`). Default: the brand the schema names for new
+    /// datasets (`init` in `meta/brands.yaml`).
+    #[arg(long)]
+    pub brand: Option<String>,
     /// Write into a non-empty directory, replacing the files `init` writes.
     #[arg(long)]
     pub force: bool,
@@ -79,6 +85,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
     let schema = &loaded.schema;
+    let brand = match &args.brand {
+        None => schema.brands.init_brand(),
+        Some(name) => schema.brands.named(name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--brand {name:?}: the schema declares the brands {}",
+                schema.brands.names().join(", ")
+            )
+        })?,
+    };
+    let version_key = &brand.version_key;
     let version = schema
         .supported_versions
         .first()
@@ -91,18 +107,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let mut desc = serde_json::Map::new();
     desc.insert("Name".into(), args.name.clone().into());
-    desc.insert(schema.brand.version_key.clone(), version.clone().into());
+    desc.insert(version_key.clone(), version.clone().into());
     desc.insert("DatasetType".into(), "raw".into());
     if let Some(l) = &args.license {
         desc.insert("License".into(), l.clone().into());
     }
-    if !args.authors.is_empty() {
-        desc.insert("Authors".into(), args.authors.clone().into());
-    }
+    // Authors is always written: without it both NO_AUTHORS (the field is missing) and
+    // TOO_FEW_AUTHORS (fewer than two entries) would fire on a new dataset. An empty
+    // list leaves only the second, which says what to do.
+    desc.insert("Authors".into(), args.authors.clone().into());
     write_json(&dir.join("dataset_description.json"), &desc, force)?;
     nidos_dataset::write::atomic_write(
         &dir.join("README"),
-        readme(&args.name, &schema.brand.version_key, &version).as_bytes(),
+        readme(&args.name, version_key, &version).as_bytes(),
         force,
     )?;
     write_tsv(
@@ -117,9 +134,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     });
     write_json(&dir.join("participants.json"), &participants, force)?;
     eprintln!(
-        "created {} ({} {version})",
-        crate::escape::path(dir),
-        schema.brand.version_key
+        "created {} ({version_key} {version})",
+        crate::escape::path(dir)
     );
+    if args.authors.len() < 2 {
+        eprintln!(
+            "note: list every author (`--authors \"A. B\" \"C. D\"` or Authors in \
+             dataset_description.json); until then validate warns TOO_FEW_AUTHORS"
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -132,6 +132,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let loaded = schema_arg::load_for_dataset(&args.schema, &args.dataset)?;
     loaded.print_warnings("");
     let mut q = args.filters.to_query()?;
+    for w in unknown_values(&loaded.schema, &q) {
+        eprintln!("warning: {w}");
+    }
     q.derivatives = args.derivatives;
     q.with_metadata = args.with_metadata;
     let opts = OpenOptions {
@@ -182,6 +185,52 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A filter value no rule of the schema knows (a datatype, suffix or extension it does
+/// not define, an entity value outside the entity's allowed ones), each with the
+/// closest known value: such a filter matches nothing, which an empty table alone does
+/// not say. Globs are left alone.
+pub fn unknown_values(schema: &nidos_schema::Schema, q: &Query) -> Vec<String> {
+    let is_glob = |v: &str| v.contains(['*', '?', '[', '{']);
+    let mut out = Vec::new();
+    let mut check = |flag: &str, values: &[String], known: &[&str], dotted: bool| {
+        for v in values.iter().filter(|v| !is_glob(v)) {
+            let v = v.trim_end_matches('/');
+            let wanted = if dotted && !v.starts_with('.') {
+                format!(".{v}")
+            } else {
+                v.to_string()
+            };
+            if known.contains(&wanted.as_str()) {
+                continue;
+            }
+            let hint = match crate::closest::closest(&wanted, known.iter().copied()) {
+                Some(c) => format!("; did you mean {c:?}?"),
+                None => String::new(),
+            };
+            out.push(format!(
+                "{flag} {v:?}: no rule of the schema knows this value, so it matches no file{hint}"
+            ));
+        }
+    };
+    let datatypes: Vec<&str> = schema.datatype_values().collect();
+    let suffixes: Vec<&str> = schema.suffix_values().collect();
+    let extensions: Vec<&str> = schema
+        .extension_values()
+        .map(|e| e.trim_end_matches('/'))
+        .collect();
+    check("--datatype", &q.datatypes, &datatypes, false);
+    check("--suffix", &q.suffixes, &suffixes, false);
+    check("--extension", &q.extensions, &extensions, true);
+    for (name, values) in &q.entities {
+        let entity = schema.entity(name).or_else(|| schema.entity_by_key(name));
+        if let Some(allowed) = entity.and_then(|e| e.r#enum.as_ref()) {
+            let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
+            check(&format!("--entity {name}"), values, &allowed, false);
+        }
+    }
+    out
 }
 
 /// A write error other than a closed pipe (`nidos ls … | head`) is an error.

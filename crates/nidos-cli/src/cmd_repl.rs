@@ -14,7 +14,7 @@ use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
-use rustyline::{Config, Editor, Helper};
+use rustyline::{CompletionType, Config, Editor, Helper};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -67,6 +67,8 @@ pub struct Session {
     ctx: Box<dyn Context>,
     dataset: Option<PathBuf>,
     file_loader: Option<FileContextLoader>,
+    /// The dataset file whose context is current (`:file`), shown in the prompt.
+    file: Option<String>,
 }
 
 impl Session {
@@ -75,7 +77,25 @@ impl Session {
             ctx,
             dataset: None,
             file_loader: None,
+            file: None,
         }
+    }
+
+    /// The prompt: the current file's name when one is selected.
+    pub fn prompt(&self) -> String {
+        match &self.file {
+            Some(f) => format!("nidos {}> ", file_name_part(f.trim_end_matches('/'))),
+            None => PROMPT.to_string(),
+        }
+    }
+
+    /// Whether context fields are read before `:file` chose a file of the dataset:
+    /// they are all null then, which deserves a word.
+    fn reads_fields_without_file(&self, expr: &nidos_expr::Expr) -> bool {
+        self.dataset.is_some()
+            && self.file.is_none()
+            && self.ctx.names().is_empty()
+            && !expr.root_names().is_empty()
     }
 
     /// Sets the dataset and the loader `:file` uses.
@@ -114,6 +134,12 @@ impl Session {
                 for name in expr.unknown_functions() {
                     out.push_str(&format!("warning: unknown function `{name}` gives null\n"));
                 }
+                if self.reads_fields_without_file(&expr) {
+                    out.push_str(
+                        "hint: no file selected, so every context field is null; \
+                         choose one with `:file PATH` (Tab completes paths)\n",
+                    );
+                }
                 let before = nidos_expr::regex_over_budget().len();
                 let value = nidos_expr::eval(&expr, self.ctx.as_ref());
                 for p in nidos_expr::regex_over_budget().iter().skip(before) {
@@ -136,6 +162,7 @@ impl Session {
         match loader(dataset, path) {
             Ok(ctx) => {
                 self.ctx = ctx;
+                self.file = Some(path.to_string());
                 Reply::Output(format!("context: {path}"))
             }
             Err(e) => Reply::Error(e),
@@ -403,7 +430,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
         session = session.with_dataset(dir.clone(), Some(loader));
     }
-    let config = Config::builder().auto_add_history(false).build();
+    // Tab lists the candidates (then completes their common prefix) rather than
+    // cycling through them one by one.
+    let config = Config::builder()
+        .auto_add_history(false)
+        .completion_type(CompletionType::List)
+        .build();
     let mut rl: Editor<ReplHelper, DefaultHistory> = Editor::with_config(config)?;
     rl.set_helper(Some(ReplHelper { session }));
     let history = history_path();
@@ -413,12 +445,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     println!("nidos expression REPL — :help for help, :quit to leave");
     let mut pending = Pending::default();
     loop {
-        let prompt = if pending.is_open() {
-            CONTINUATION_PROMPT
-        } else {
-            PROMPT
+        let prompt = match rl.helper() {
+            _ if pending.is_open() => CONTINUATION_PROMPT.to_string(),
+            Some(helper) => helper.session.prompt(),
+            None => PROMPT.to_string(),
         };
-        match rl.readline(prompt) {
+        match rl.readline(&prompt) {
             Ok(line) => {
                 let input = match pending.push(&line) {
                     Ok(Some(input)) => input,

@@ -15,6 +15,7 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod closest;
 mod cmd_context;
 mod cmd_entities;
 mod cmd_eval;

@@ -64,10 +64,13 @@ fn load_with(
 ) -> anyhow::Result<Loaded> {
     let mut warnings = Vec::new();
     let source = source(args, dataset, &mut warnings)?;
-    let chosen =
-        nidos_schema::load_for_description(&source, description, args.std_version.as_deref())
-            .map_err(load_error)
-            .context("loading the schema")?;
+    let requested = args.std_version.as_deref();
+    let chosen = match dataset {
+        Some(dir) => nidos_schema::load_for_dir(&source, dir, description, requested),
+        None => nidos_schema::load_for_description(&source, description, requested),
+    }
+    .map_err(load_error)
+    .context("loading the schema")?;
     warnings.extend(chosen.warnings.iter().map(|w| w.to_string()));
     Ok(Loaded {
         schema: chosen.schema,

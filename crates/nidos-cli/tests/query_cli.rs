@@ -265,7 +265,7 @@ fn init_output_validates_without_errors() {
     assert_eq!(desc["Name"], "Pilot");
     assert_eq!(desc["Authors"], serde_json::json!(["Ada L", "Alan T"]));
     assert!(
-        desc.get("StdVersion").and_then(Json::as_str).is_some(),
+        desc.get("BIDSVersion").and_then(Json::as_str).is_some(),
         "{desc}"
     );
     let tsv = std::fs::read_to_string(dir.join("participants.tsv")).unwrap();

@@ -141,3 +141,124 @@ fn terminal_session_shows_continuation_prompt_and_completes_paths() {
     tmux(&["send-keys", "-t", "t", ":quit", "Enter"]);
     let _ = tmux(&["kill-server"]);
 }
+
+/// Before `:file`, reading a context field gives null: the REPL says why, once a file
+/// is chosen it does not.
+#[test]
+fn fields_read_before_file_get_a_hint() {
+    let ds = dataset();
+    let (stdout, stderr) = repl(
+        ds.path(),
+        "suffix\n1 + 1\n:file sub-01/anat/sub-01_T1w.nii.gz\nsuffix\n:quit\n",
+    );
+    assert_eq!(
+        stdout.matches("hint: no file selected").count(),
+        1,
+        "{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains(":file PATH"), "{stdout}");
+    assert!(stdout.contains("\"T1w\""), "{stdout}");
+}
+
+/// `nidos repl DATASET` in a detached tmux session, read through its screen; the server
+/// is stopped on drop. `None` when tmux is not installed.
+struct Terminal {
+    socket: String,
+    _ds: tempfile::TempDir,
+}
+
+impl Terminal {
+    fn start(name: &str) -> Option<Terminal> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            println!("skip: tmux is not installed");
+            return None;
+        }
+        let ds = dataset();
+        let term = Terminal {
+            socket: format!("nidos-test-{name}-{}", std::process::id()),
+            _ds: ds,
+        };
+        let dir = term._ds.path();
+        let command = format!(
+            "env HOME={} NO_COLOR=1 {BIN} repl {}",
+            dir.join("home").display(),
+            dir.display()
+        );
+        let started = term.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "150",
+            "-y",
+            "40",
+            &command,
+        ]);
+        assert!(started.status.success(), "{started:?}");
+        term.wait_for(&["nidos>"]);
+        Some(term)
+    }
+
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Waits (up to 10 s) until the screen shows every one of `what`.
+    fn wait_for(&self, what: &[&str]) -> String {
+        let mut last = String::new();
+        for _ in 0..100 {
+            last = String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout)
+                .to_string();
+            if what.iter().all(|w| last.contains(w)) {
+                return last;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("{what:?} never appeared on the screen:\n{last}");
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// In a terminal: once `:file` chose a file, the prompt names it.
+#[test]
+fn terminal_prompt_names_the_current_file() {
+    let Some(term) = Terminal::start("prompt") else {
+        return;
+    };
+    term.keys(&[":file sub-01/anat/sub-01_T1w.nii.gz", "Enter"]);
+    term.wait_for(&["nidos sub-01_T1w.nii.gz>"]);
+    term.keys(&[":quit", "Enter"]);
+}
+
+/// In a terminal: Tab lists the candidates at once rather than cycling through them
+/// one by one.
+#[test]
+fn terminal_tab_lists_the_candidates() {
+    let Some(term) = Terminal::start("list") else {
+        return;
+    };
+    term.keys(&[":file sub-01/anat/sub-01_T1w.nii.gz", "Enter"]);
+    term.wait_for(&["context: sub-01/anat/sub-01_T1w.nii.gz"]);
+    // `s` starts several fields and functions: two Tabs list them side by side.
+    term.keys(&["s", "Tab", "Tab"]);
+    term.wait_for(&["sidecar", "suffix", "subject"]);
+    term.keys(&["C-c"]);
+    term.keys(&[":quit", "Enter"]);
+}

@@ -31,6 +31,7 @@ mod lifecycle;
 mod model;
 mod normalize;
 pub mod precompiled;
+mod raised;
 mod raw;
 mod select;
 mod shape;
@@ -43,7 +44,9 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde_json::Value;
 
-pub use brand::{brand_named, BrandChoice, BrandIssue, Brands, BRAND_AMBIGUOUS, BRAND_UNDECLARED};
+pub use brand::{
+    brand_named, signs_of, BrandChoice, BrandIssue, Brands, BRAND_AMBIGUOUS, BRAND_UNDECLARED,
+};
 pub use changes::{bundled_changes, Changes, Subject};
 pub use check::{check_path, check_value, duplicate_codes, structure_findings, CheckReport};
 pub use embedded::bundled_files;
@@ -51,7 +54,9 @@ pub use error::{ErrorKind, SchemaError, SchemaErrors, Warning};
 pub use lifecycle::{filter_for_version, LIFECYCLE_KEYS};
 pub use model::*;
 pub use raw::Raw;
-pub use select::{load_for_description, published_schema_template, ForDataset, Source};
+pub use select::{
+    load_for_description, load_for_dir, published_schema_template, ForDataset, Source,
+};
 pub use version::{
     bundled_override, bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV,
 };
@@ -112,6 +117,11 @@ pub struct Schema {
     pub warnings: Vec<Warning>,
     /// Where the schema was loaded from, if from a file or directory.
     pub source: Option<PathBuf>,
+    /// For a YAML tree read from disk: `(rule id, field key)` of each field it requires
+    /// where the bundled rules do not (an edited tree's raised levels, see `raised.rs`).
+    /// Empty for the bundled rules and compiled schemas. Not part of the precompiled form.
+    #[serde(skip)]
+    pub raised_fields: std::collections::BTreeSet<(String, String)>,
 }
 
 impl std::ops::Deref for Schema {
@@ -136,7 +146,9 @@ pub fn load_path(path: &Path) -> Result<Schema, SchemaErrors> {
 pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Schema, SchemaErrors> {
     let mut schema = if path.is_dir() {
         let (raw, info) = yaml::load_tree_raw(path)?;
-        from_resolved_tree(&raw, &info, opts, false)?
+        let mut s = from_resolved_tree(&raw, &info, opts, false)?;
+        s.raised_fields = raised::raised_fields(&s, opts);
+        s
     } else {
         let text = std::fs::read_to_string(path).map_err(|e| {
             SchemaErrors::single(
@@ -370,6 +382,7 @@ impl Schema {
             deprecations: IndexMap::new(),
             warnings: b.warnings,
             source: None,
+            raised_fields: Default::default(),
         })
     }
 

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::brand::{declared_brands, BrandChoice, Brands};
+use crate::brand::{declared_brands, signs_of, BrandChoice, Brands};
 use crate::error::{ErrorKind, SchemaError, SchemaErrors, Warning};
+use crate::model::Brand;
 use crate::version::{bundled_override, compare_versions, select_version};
 use crate::{load_path_with, LoadOptions, Schema};
 
@@ -67,10 +68,46 @@ pub fn load_for_description(
     description: Option<Value>,
     requested: Option<&str>,
 ) -> Result<ForDataset, SchemaErrors> {
+    load_guessing(source, description, requested, None)
+}
+
+/// Like [`load_for_description`], for a dataset on disk at `dataset` whose description
+/// was read already (`nidos_dataset::read_description`): when it declares no brand, the
+/// brand the dataset directory shows ([`signs_of`]: its ignore file at the root, URIs of
+/// the brand's scheme in the description) is chosen over the default. The ignore file
+/// is only tested for existence as a regular file, never read.
+pub fn load_for_dir(
+    source: &Source,
+    dataset: &Path,
+    description: Option<Value>,
+    requested: Option<&str>,
+) -> Result<ForDataset, SchemaErrors> {
+    let shows = |b: &Brand| {
+        signs_of(
+            b,
+            &|name: &str| dataset.join(name).is_file(),
+            description.as_ref(),
+        )
+    };
+    load_guessing(source, description.clone(), requested, Some(&shows))
+}
+
+/// What a dataset shows of a brand besides its version key (see [`signs_of`]).
+type Shows<'a> = &'a dyn Fn(&Brand) -> Option<String>;
+
+/// [`load_for_description`]; when the description declares no brand, the brand the
+/// dataset shows (`shows`, see [`Brands::guess`]) is chosen instead of the default.
+fn load_guessing(
+    source: &Source,
+    description: Option<Value>,
+    requested: Option<&str>,
+    shows: Option<Shows<'_>>,
+) -> Result<ForDataset, SchemaErrors> {
+    let guess = |b: &Brands| shows.and_then(|f| b.guess(f));
     let root = match source {
         Source::Bundled => match bundled_override() {
             Some(dir) => dir,
-            None => return embedded_for_dataset(description.as_ref(), requested),
+            None => return embedded_for_dataset(description.as_ref(), requested, shows),
         },
         Source::Path(p) => p.clone(),
     };
@@ -92,7 +129,7 @@ pub fn load_for_description(
     let mut warnings = Vec::new();
     let (choice, brand) = match &brands {
         Some(b) => {
-            let c = b.choose(description.as_ref());
+            let c = b.choose_guessing(description.as_ref(), guess(b).as_ref());
             let name = c.brand.name.clone();
             (Some(c), Some(name))
         }
@@ -163,6 +200,7 @@ pub fn published_schema_template(
 fn embedded_for_dataset(
     description: Option<&Value>,
     requested: Option<&str>,
+    shows: Option<Shows<'_>>,
 ) -> Result<ForDataset, SchemaErrors> {
     let (brands, supported) = crate::embedded_index()?;
     let brands = brands.ok_or_else(|| {
@@ -172,7 +210,8 @@ fn embedded_for_dataset(
             "the embedded rules declare no brands",
         ))
     })?;
-    let choice = brands.choose(description);
+    let guessed = shows.and_then(|f| brands.guess(f));
+    let choice = brands.choose_guessing(description, guessed.as_ref());
     let (version, warning) =
         select_version(requested, choice.declared_version.as_deref(), &supported);
     let opts = LoadOptions {

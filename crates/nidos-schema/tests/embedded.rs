@@ -36,6 +36,13 @@ fn embedded_rules_equal_the_yaml_tree() {
             let said: Vec<String> = tree.warnings.iter().map(ToString::to_string).collect();
             let kept: Vec<String> = embedded.warnings.iter().map(ToString::to_string).collect();
             assert_eq!(said, kept, "{brand} {version:?}");
+            // Read from disk unedited, the tree raises no field above the embedded
+            // rules (the validator then reports every level, as the reference does).
+            assert!(
+                tree.raised_fields.is_empty(),
+                "{brand} {version:?}: {:?}",
+                tree.raised_fields
+            );
             assert!(
                 nidos_schema::structure_findings(&tree.raw, true).is_empty()
                     && nidos_schema::duplicate_codes(&tree.raw).is_empty(),
@@ -52,5 +59,51 @@ fn embedded_files_are_the_tree_files() {
     for (rel, text) in &files {
         let on_disk = std::fs::read_to_string(Path::new(BUNDLED).join(rel)).unwrap();
         assert_eq!(&on_disk, text, "{rel}");
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A copy of the tree that makes a recommended field required records it, and only it,
+/// as raised, for the brand it is read in.
+#[test]
+fn an_edited_tree_records_the_fields_it_raises() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(Path::new(BUNDLED), dir.path());
+    let pet = dir.path().join("rules/sidecars/pet.yaml");
+    let text = std::fs::read_to_string(&pet).unwrap();
+    let edited = text.replacen(
+        "fields: {TaskName: recommended, Instructions",
+        "fields: {TaskName: required, Instructions",
+        1,
+    );
+    assert_ne!(text, edited, "the edit applies");
+    std::fs::write(&pet, edited).unwrap();
+    for brand in ["Std", "BIDS"] {
+        let opts = LoadOptions {
+            brand: Some(brand.into()),
+            ..Default::default()
+        };
+        let tree = nidos_schema::load_path_with(dir.path(), &opts).unwrap();
+        let raised: Vec<(String, String)> = tree.raised_fields.into_iter().collect();
+        assert_eq!(
+            raised,
+            [(
+                "rules.sidecars.pet.PETTask".to_string(),
+                "TaskName".to_string()
+            )],
+            "{brand}"
+        );
     }
 }

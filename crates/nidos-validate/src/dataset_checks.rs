@@ -77,7 +77,23 @@ impl Engine<'_> {
         let description = ds.dataset_value().get("dataset_description");
         if description.is_object() {
             let has = |k: &str| !description.get(k).is_null();
-            if let (_, Some(b)) = self.schema.brands.choose_by(&has) {
+            // Without a version key, the brand the dataset shows otherwise (its ignore
+            // file, its URIs) was chosen: the issue names it and why.
+            let brands = &self.schema.brands;
+            let guessed = if brands.list.iter().any(|b| has(&b.version_key)) {
+                None
+            } else {
+                let as_json = description.to_json();
+                brands.guess(&|b: &nidos_schema::Brand| {
+                    nidos_schema::signs_of(
+                        b,
+                        // Ignore files are not among the walked files.
+                        &|name: &str| ds.root().join(name).is_file(),
+                        Some(&as_json),
+                    )
+                })
+            };
+            if let (_, Some(b)) = brands.choose_by_guessing(&has, guessed.as_ref()) {
                 let severity = self
                     .schema
                     .errors

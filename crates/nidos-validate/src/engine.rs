@@ -405,6 +405,7 @@ impl<'s> Engine<'s> {
                 apply::apply_check(rule, &view, &facts, out);
             }
         }
+        let fields_from = out.len();
         find("sidecars", &self.sidecar_index, &mut candidates);
         for &i in &candidates {
             let rule = &schema.sidecar_rules[i];
@@ -421,6 +422,7 @@ impl<'s> Engine<'s> {
                 apply::apply_fields(&self.prepared, rule, false, &view, &facts, seen, out);
             }
         }
+        apply::keep_strongest_missing(&self.prepared, out, fields_from);
         let mut table_cache: Option<(Vec<String>, Value)> = None;
         find("tabular_data", &self.tabular_index, &mut candidates);
         for &i in &candidates {

@@ -41,6 +41,10 @@ pub struct Summary {
     pub dataset_version: Option<String>,
     /// The version key of the brand (`StdVersion`/`BIDSVersion`).
     pub version_key: String,
+    /// Where the rules were read from when not the bundled ones (a YAML rule tree or a
+    /// compiled JSON): the text report names it. Not in the JSON form.
+    #[serde(skip)]
+    pub rules_source: Option<String>,
 }
 
 /// Everything a run found.

@@ -182,6 +182,7 @@ impl Engine<'_> {
                 .as_str()
                 .map(str::to_string),
             version_key: self.schema.brand.version_key.clone(),
+            rules_source: self.schema.source.as_ref().map(|p| p.display().to_string()),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! ```yaml
 //! tree: Std          # the brand whose names the files of the tree are written in
 //! default: Std       # applied when a dataset declares no brand's version key, or several
+//! init: Other        # optional: the brand `nidos init` writes (default: `default`)
 //! declared:
 //!   Std:  {version_key: StdVersion,  uri_scheme: std,  ignore_file: .stdignore}
 //!   Other: {version_key: OtherVersion, uri_scheme: other, ignore_file: .otherignore}
@@ -45,6 +46,8 @@ pub struct Brands {
     pub tree: usize,
     /// Index in `list` of the brand used when a dataset does not say.
     pub default: usize,
+    /// Index in `list` of the brand a new dataset is written in (`nidos init`).
+    pub init: usize,
 }
 
 /// A brand-choice problem worth reporting on the dataset description.
@@ -72,6 +75,7 @@ impl Brands {
             list: vec![brand],
             tree: 0,
             default: 0,
+            init: 0,
         }
     }
 
@@ -83,6 +87,11 @@ impl Brands {
     /// The brand used when a dataset does not say.
     pub fn default_brand(&self) -> &Brand {
         &self.list[self.default.min(self.list.len() - 1)]
+    }
+
+    /// The brand a new dataset is written in.
+    pub fn init_brand(&self) -> &Brand {
+        &self.list[self.init.min(self.list.len() - 1)]
     }
 
     /// A declared brand by name (exact, then ignoring ASCII case).
@@ -98,9 +107,31 @@ impl Brands {
         self.list.iter().map(|b| b.name.as_str()).collect()
     }
 
+    /// The one declared brand a dataset shows signs of besides its version key, with
+    /// what it shows: `shows` answers, for a brand, what of it the dataset has (its
+    /// ignore file, its URI scheme), or `None`. No brand, or several: `None`.
+    pub fn guess(&self, shows: &dyn Fn(&Brand) -> Option<String>) -> Option<(Brand, String)> {
+        let mut found = self
+            .list
+            .iter()
+            .filter_map(|b| shows(b).map(|why| (b.clone(), why)));
+        let one = found.next()?;
+        found.next().is_none().then_some(one)
+    }
+
     /// Which brand a dataset description selects, given a test for "the description
     /// sets this key". With one declared brand there is never an issue.
     pub fn choose_by(&self, has_key: &dyn Fn(&str) -> bool) -> (Brand, Option<BrandIssue>) {
+        self.choose_by_guessing(has_key, None)
+    }
+
+    /// [`Brands::choose_by`], with the brand the dataset otherwise shows ([`Brands::guess`])
+    /// taking the default's place when the description sets no version key.
+    pub fn choose_by_guessing(
+        &self,
+        has_key: &dyn Fn(&str) -> bool,
+        guessed: Option<&(Brand, String)>,
+    ) -> (Brand, Option<BrandIssue>) {
         let present: Vec<&Brand> = self
             .list
             .iter()
@@ -118,15 +149,23 @@ impl Brands {
             _ if self.list.len() < 2 => (default.clone(), None),
             [] => {
                 let all: Vec<&Brand> = self.list.iter().collect();
+                let (brand, why) = match guessed {
+                    Some((b, shows)) => (
+                        b.clone(),
+                        format!("the dataset has {shows}, so the rules of {} apply", b.name),
+                    ),
+                    None => (
+                        default.clone(),
+                        format!("the rules of the default brand, {}, apply", default.name),
+                    ),
+                };
                 (
-                    default.clone(),
+                    brand,
                     Some(BrandIssue {
                         code: BRAND_UNDECLARED,
                         message: format!(
-                            "dataset_description.json sets none of the version keys {}; \
-                             the rules of the default brand, {}, apply",
-                            keys(&all),
-                            default.name
+                            "dataset_description.json sets none of the version keys {}; {why}",
+                            keys(&all)
                         ),
                     }),
                 )
@@ -156,14 +195,27 @@ impl Brands {
     /// [`Brands::choose_by`] on a parsed `dataset_description.json` (`None` or a
     /// value that is not a mapping: the default brand, no issue).
     pub fn choose(&self, description: Option<&Value>) -> BrandChoice {
+        self.choose_guessing(description, None)
+    }
+
+    /// [`Brands::choose`], with the brand the dataset otherwise shows ([`Brands::guess`])
+    /// in the default's place when the description declares none.
+    pub fn choose_guessing(
+        &self,
+        description: Option<&Value>,
+        guessed: Option<&(Brand, String)>,
+    ) -> BrandChoice {
         let Some(Value::Object(desc)) = description else {
             return BrandChoice {
-                brand: self.default_brand().clone(),
+                brand: guessed
+                    .map(|(b, _)| b.clone())
+                    .unwrap_or_else(|| self.default_brand().clone()),
                 declared_version: None,
                 issue: None,
             };
         };
-        let (brand, issue) = self.choose_by(&|k| desc.get(k).is_some_and(|v| !v.is_null()));
+        let (brand, issue) =
+            self.choose_by_guessing(&|k| desc.get(k).is_some_and(|v| !v.is_null()), guessed);
         let declared_version = desc
             .get(&brand.version_key)
             .and_then(Value::as_str)
@@ -186,9 +238,40 @@ impl Brands {
         let mut out = Map::new();
         out.insert("tree".into(), self.tree_brand().name.clone().into());
         out.insert("default".into(), self.default_brand().name.clone().into());
+        if self.init != self.default {
+            out.insert("init".into(), self.init_brand().name.clone().into());
+        }
         out.insert("declared".into(), Value::Object(declared));
         Value::Object(out)
     }
+}
+
+/// What a dataset shows of `brand` besides its version key, for [`Brands::guess`]: its
+/// ignore file at the root (`has_file` answers for a root file name), else a string of
+/// the dataset description that is a URI of its scheme (`bids:…`). `None`: nothing.
+pub fn signs_of(
+    brand: &Brand,
+    has_file: &dyn Fn(&str) -> bool,
+    description: Option<&Value>,
+) -> Option<String> {
+    if !brand.ignore_file.is_empty() && has_file(&brand.ignore_file) {
+        return Some(brand.ignore_file.clone());
+    }
+    if brand.uri_scheme.is_empty() {
+        return None;
+    }
+    let prefix = format!("{}:", brand.uri_scheme);
+    fn any_string(v: &Value, f: &dyn Fn(&str) -> bool) -> bool {
+        match v {
+            Value::String(s) => f(s),
+            Value::Array(a) => a.iter().any(|x| any_string(x, f)),
+            Value::Object(m) => m.values().any(|x| any_string(x, f)),
+            _ => false,
+        }
+    }
+    description
+        .is_some_and(|d| any_string(d, &|s: &str| s.starts_with(prefix.as_str())))
+        .then(|| format!("{prefix} URIs"))
 }
 
 /// A brand's table as a mapping (`name`, `version_key`, `uri_scheme`, `ignore_file`).
@@ -337,20 +420,26 @@ pub(crate) fn declared_brands(meta: &Map<String, Value>) -> Result<Option<Brands
     };
     let tree = index_of("tree")?;
     let default = index_of("default")?;
+    let init = if m.contains_key("init") {
+        index_of("init")?
+    } else {
+        default
+    };
     if let Some(k) = m
         .keys()
-        .find(|k| !matches!(k.as_str(), "tree" | "default" | "declared"))
+        .find(|k| !matches!(k.as_str(), "tree" | "default" | "init" | "declared"))
     {
         return Err(SchemaError::new(
             ErrorKind::UnknownKey,
             format!("meta.brands.{k}"),
-            "unknown key (tree, default, declared)",
+            "unknown key (tree, default, init, declared)",
         ));
     }
     Ok(Some(Brands {
         list,
         tree,
         default,
+        init,
     }))
 }
 
@@ -487,6 +576,7 @@ mod tests {
             list: vec![brand_named("Std"), brand_named("Up")],
             tree: 0,
             default: 0,
+            init: 0,
         };
         let pick = |j: &str| brands.choose(Some(&serde_json::from_str(j).unwrap()));
         let c = pick(r#"{"UpVersion": "1.9.0"}"#);
@@ -502,6 +592,14 @@ mod tests {
         assert_eq!(c.brand.name, "Std");
         assert_eq!(c.issue.map(|i| i.code), Some(BRAND_UNDECLARED));
         assert!(brands.choose(None).issue.is_none());
+        let shows_up = |b: &Brand| (b.name == "Up").then(|| ".upignore".to_string());
+        let guessed = brands.guess(&shows_up);
+        let c = brands.choose_guessing(Some(&serde_json::json!({"Name": "x"})), guessed.as_ref());
+        assert_eq!(c.brand.name, "Up");
+        assert!(c
+            .issue
+            .is_some_and(|i| i.message.contains(".upignore, so the rules of Up")));
+        assert!(brands.guess(&|b| Some(b.name.clone())).is_none());
         let one = Brands::single(brand_named("Up"));
         assert!(one.choose(Some(&serde_json::json!({}))).issue.is_none());
     }

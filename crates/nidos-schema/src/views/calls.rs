@@ -6,7 +6,19 @@ use nidos_expr::scan::{scan, Place};
 /// Names called as functions in an expression (`name(`), outside string literals and
 /// not after a `.`.
 pub fn called_functions(src: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+    calls_at(src).into_iter().map(|(name, _)| name).collect()
+}
+
+/// The byte offset in `src` of the first call of the function `name`.
+pub(crate) fn call_offset(src: &str, name: &str) -> Option<usize> {
+    calls_at(src)
+        .into_iter()
+        .find_map(|(n, at)| (n == name).then_some(at))
+}
+
+/// [`called_functions`], each with the byte offset of its first call.
+fn calls_at(src: &str) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
     // The last significant character (a quote stands for its whole string literal).
     let mut prev_sig = ' ';
     // The last identifier (start, end) with the significant character before it, until
@@ -30,8 +42,8 @@ pub fn called_functions(src: &str) -> Vec<String> {
         if let Some((start, end, before)) = pending.take() {
             if code && c == '(' && before != '.' {
                 let name = &src[start..end];
-                if !out.iter().any(|n| n == name) {
-                    out.push(name.to_owned());
+                if !out.iter().any(|(n, _)| n == name) {
+                    out.push((name.to_owned(), start));
                 }
             }
         }

@@ -194,6 +194,21 @@ impl Builder {
         // distinct in 1.11.1): parse each distinct text once.
         let parsed = parse_cached(src);
         for f in &parsed.unknown {
+            if self.strict {
+                // Our YAML trees: a misspelt function would make every rule using the
+                // expression fail silently, so the load stops. Upstream compiled
+                // schemas of old releases call functions since retired (`evaluate`,
+                // `len`, `intersect`): for them it stays a warning.
+                let at = calls::call_offset(src.trim(), f)
+                    .map(|i| format!(" at column {}", i + 1))
+                    .unwrap_or_default();
+                self.errors.push(SchemaError::new(
+                    ErrorKind::Expression,
+                    id,
+                    format!("unknown function `{f}`{at} of `{}`", src.trim()),
+                ));
+                continue;
+            }
             self.warn(
                 ErrorKind::Expression,
                 id,

@@ -86,3 +86,37 @@ pub(crate) fn apply_fields(
         }
     }
 }
+
+/// A key an edited rule tree made required in one field rule while another still
+/// recommends it is reported once, as required: drops, among the issues from `from` on
+/// (the file's field issues), the warnings whose key (sub-code) also has an error there
+/// from a requirement `prepared` marks raised ([`Prepared::raised`]: required where the
+/// bundled rules do not require it). A key two rules of the bundled or upstream rules
+/// ask for at two levels keeps both issues, as the reference validator reports them.
+pub(crate) fn keep_strongest_missing(prepared: &Prepared<'_>, out: &mut Vec<Issue>, from: usize) {
+    let Some(new) = out.get(from..) else { return };
+    if new.len() < 2 {
+        return;
+    }
+    let raised: Vec<String> = new
+        .iter()
+        .filter(|i| i.severity == Severity::Error)
+        .filter(|i| {
+            let key = i.sub_code().as_str();
+            !key.is_empty()
+                && i.rule_id()
+                    .is_some_and(|rule| prepared.raised(rule.as_str(), key))
+        })
+        .map(|i| i.sub_code().as_str().to_string())
+        .collect();
+    if raised.is_empty() {
+        return;
+    }
+    let mut at = 0;
+    out.retain(|i| {
+        at += 1;
+        at <= from
+            || i.severity != Severity::Warning
+            || !raised.iter().any(|r| r == i.sub_code().as_str())
+    });
+}

@@ -14,7 +14,7 @@ mod prepared;
 mod signature;
 mod tabular;
 
-pub(crate) use fields::apply_fields;
+pub(crate) use fields::{apply_fields, keep_strongest_missing};
 pub(crate) use prepared::Prepared;
 pub(crate) use tabular::{apply_tabular, TableView};
 

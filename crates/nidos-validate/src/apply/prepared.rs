@@ -29,6 +29,9 @@ pub(crate) struct Prepared<'s> {
     pub column_plans: Vec<Vec<OnceLock<ColumnPlan>>>,
     /// Column name → the values its definition deprecates (only names that have some).
     deprecated_values: HashMap<&'s str, &'s [DeprecatedValue]>,
+    /// `(rule id, field name)` of the fields an edited rule tree raised to required
+    /// (`Schema::raised_fields`, keys turned into the names files use).
+    raised: HashSet<(String, String)>,
 }
 
 impl<'s> Prepared<'s> {
@@ -58,9 +61,20 @@ impl<'s> Prepared<'s> {
                     .or_insert(def.deprecated_values.as_slice());
             }
         }
+        let raised = schema
+            .raised_fields
+            .iter()
+            .map(|(rule, key)| {
+                let name = schema
+                    .metadata_def(key)
+                    .map_or(key.as_str(), |d| d.name.as_str());
+                (rule.clone(), name.to_string())
+            })
+            .collect();
         Prepared {
             schema,
             deprecated_values,
+            raised,
             patterns: Patterns::new(schema),
             derivative_rules,
             sidecar_texts: texts(&schema.sidecar_rules),
@@ -80,6 +94,15 @@ impl<'s> Prepared<'s> {
             .get(name)
             .copied()
             .unwrap_or_default()
+    }
+
+    /// Whether the rule `rule_id` requires the field `name` where the bundled rules do
+    /// not: an edited rule tree raised it (see `keep_strongest_missing`).
+    pub(crate) fn raised(&self, rule_id: &str, name: &str) -> bool {
+        !self.raised.is_empty()
+            && self
+                .raised
+                .contains(&(rule_id.to_string(), name.to_string()))
     }
 
     /// Whether the rule's selectors name derivative datasets (then its missing keys are

@@ -369,6 +369,14 @@ pub(crate) fn write_summary(
         s.standard_version,
         s.schema_version
     )?;
+    if let Some(rules) = &s.rules_source {
+        // As the user gave it (`--schema`, NIDOS_SCHEMA_DIR), control characters shown.
+        writeln!(
+            out,
+            "  rules read from {} (not the bundled ones)",
+            control(rules)
+        )?;
+    }
     let fixable = report.issues.iter().filter(|i| i.fixable).count();
     if fixable > 0 {
         writeln!(
