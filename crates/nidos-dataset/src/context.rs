@@ -252,10 +252,8 @@ impl<'a> FileContext<'a> {
             let n = table.kept_rows();
             let rows: Vec<Vec<String>> = (0..n)
                 .map(|r| {
-                    table
-                        .columns
-                        .iter()
-                        .map(|c| c.get(r).map(|s| s.to_string()).unwrap_or_default())
+                    (0..table.n_cols())
+                        .map(|c| table.cell(r, c).unwrap_or_default().to_string())
                         .collect()
                 })
                 .collect();
@@ -333,7 +331,7 @@ impl Context for FileContext<'_> {
             "entities" => Some(self.entities()),
             "sidecar" => Some(&self.sidecar_merge().value),
             "associations" => Some(&self.associations().0),
-            "columns" => self.columns().as_ref().map(|t| &t.value),
+            "columns" => self.columns().as_ref().map(|t| t.value()),
             "json" => self.json().as_ref().map(|j| &j.value),
             "gzip" => Some(&self.gzip().value),
             "nifti_header" => Some(&self.nifti().value),
@@ -369,6 +367,17 @@ impl Context for FileContext<'_> {
             Some(v) => Cow::Borrowed(v),
             None => Cow::Owned(Value::Null),
         }
+    }
+
+    /// `columns.NAME` is made from the table alone, not with every other column.
+    fn lookup_member(&self, name: &str, key: &str) -> Option<Cow<'_, Value>> {
+        if name != "columns" || self.entry().is_none() {
+            return None;
+        }
+        Some(Cow::Owned(match self.columns() {
+            Some(t) => t.column_value(key),
+            None => Value::Null,
+        }))
     }
 
     fn exists(&self, rule: &str, path: &str) -> Option<bool> {

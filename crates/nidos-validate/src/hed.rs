@@ -346,7 +346,6 @@ fn check_table(
     if failed {
         return;
     }
-    let columns = &table.columns;
     let mut codes = Codes::default();
     let mut rows = RowIssues::new(out.len());
     check_events_with(
@@ -354,8 +353,8 @@ fn check_table(
         sidecar,
         header,
         table.kept_rows(),
-        &mut |r, c| columns.get(c).and_then(|col| col.get(r)).map(|c| &**c),
-        &table.codes,
+        &mut |r, c| table.cell(r, c),
+        &table.codes(),
         memo.pieces(),
         &mut |line, h| {
             let issue = codes.issue(h, location.clone(), "", line);
