@@ -118,6 +118,17 @@ fn is_metadata(path: &str) -> bool {
 }
 
 /// Problems with one case (empty when it passes).
+/// The lines of fix's standard error that summarise the plan: what needs a person and
+/// the count of other issues.
+fn summary_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| {
+            l.starts_with("  ") || l.contains("needs a person") || l.contains("other issue")
+        })
+        .collect()
+}
+
 fn check_case(case_dir: &Path) -> Vec<String> {
     let name = case_dir.file_name().unwrap().to_string_lossy().into_owned();
     let case: Value =
@@ -215,6 +226,14 @@ fn check_case(case_dir: &Path) -> Vec<String> {
             String::from_utf8_lossy(&out.stderr)
         ));
         return problems;
+    }
+    // Both runs plan on the same dataset: what they leave to a person and the count of
+    // other issues are the same (issue 38).
+    let applied_err = String::from_utf8_lossy(&out.stderr).into_owned();
+    if summary_lines(&applied_err) != summary_lines(&stderr) {
+        problems.push(format!(
+            "{name}: the dry run and --apply summarise differently:\n--- dry run\n{stderr}\n--- apply\n{applied_err}"
+        ));
     }
     let after = snapshot(&ds);
     for (path, bytes) in &before {

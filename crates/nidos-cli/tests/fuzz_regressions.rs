@@ -35,10 +35,14 @@ fn tsv_target(data: &[u8]) {
     };
     if let Ok(l) = res {
         let t = &l.value;
-        assert_eq!(t.headers.len(), t.columns.len());
         let n = t.kept_rows();
-        assert!(t.columns.iter().all(|c| c.len() == n));
+        for i in 0..t.n_cols() {
+            let col = t.column_at(i).unwrap();
+            assert_eq!(col.iter().count(), n);
+            assert!(col.get(n).is_none());
+        }
         assert!(n <= t.n_rows);
+        let _ = t.to_value();
     }
 }
 

@@ -47,15 +47,14 @@ fn selects(ds: &Dataset, def: &AssocDef, idx: usize, ctx: &dyn Context) -> bool 
 
 fn column(table: &TableLoad, name: &str) -> Option<Value> {
     let t = table.table.as_ref()?;
-    // The table's `columns` value already holds each column (shared, not copied); with
-    // a repeated header it holds the last, and the association wants the first.
+    // The table's `columns.NAME` value, shared with the rules that read it; with a
+    // repeated header that is the last column of the name, and the association wants
+    // the first.
     if t.headers.iter().filter(|h| *h == name).count() == 1 {
-        return Some(table.value.get(name));
+        return Some(table.column_value(name));
     }
-    let cells = t.column(name)?;
-    Some(Value::array(
-        cells.iter().map(|c| Value::String(c.clone())).collect(),
-    ))
+    let col = t.column(name)?;
+    Some(t.column_value(col))
 }
 
 /// Entity short keys a long name may go by (`space` → `space`).

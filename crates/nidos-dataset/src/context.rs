@@ -249,12 +249,13 @@ impl<'a> FileContext<'a> {
             if !sidecar.applies_to(&table.headers) {
                 return Value::Null;
             }
-            let cell = |r: usize, c: usize| table.columns.get(c)?.get(r).map(|s| &**s);
+            let cell = |r: usize, c: usize| table.cell(r, c);
+            let codes = table.codes();
             let rows = nidos_hed::events::EventsTable {
                 header: &table.headers,
                 n_rows: table.kept_rows(),
                 cell: &cell,
-                codes: &table.codes,
+                codes: &codes,
             };
             let strings = nidos_hed::events::assemble_rows(&sidecar, &rows);
             Value::array(strings.into_iter().map(Value::from).collect())
@@ -330,7 +331,7 @@ impl Context for FileContext<'_> {
             "entities" => Some(self.entities()),
             "sidecar" => Some(&self.sidecar_merge().value),
             "associations" => Some(&self.associations().0),
-            "columns" => self.columns().as_ref().map(|t| &t.value),
+            "columns" => self.columns().as_ref().map(|t| t.value()),
             "json" => self.json().as_ref().map(|j| &j.value),
             "gzip" => Some(&self.gzip().value),
             "nifti_header" => Some(&self.nifti().value),
@@ -366,6 +367,17 @@ impl Context for FileContext<'_> {
             Some(v) => Cow::Borrowed(v),
             None => Cow::Owned(Value::Null),
         }
+    }
+
+    /// `columns.NAME` is made from the table alone, not with every other column.
+    fn lookup_member(&self, name: &str, key: &str) -> Option<Cow<'_, Value>> {
+        if name != "columns" || self.entry().is_none() {
+            return None;
+        }
+        Some(Cow::Owned(match self.columns() {
+            Some(t) => t.column_value(key),
+            None => Value::Null,
+        }))
     }
 
     fn exists(&self, rule: &str, path: &str) -> Option<bool> {

@@ -52,6 +52,16 @@ impl Context for OpenedFile {
         Cow::Owned(v)
     }
 
+    fn lookup_member(&self, name: &str, key: &str) -> Option<Cow<'_, Value>> {
+        if let Ok(cache) = self.cache.lock() {
+            if let Some(v) = cache.get(name) {
+                return Some(Cow::Owned(v.get(key)));
+            }
+        }
+        let v = self.context().lookup_member(name, key)?.into_owned();
+        Some(Cow::Owned(v))
+    }
+
     fn exists(&self, rule: &str, path: &str) -> Option<bool> {
         self.dataset.exists_from(self.index, rule, path)
     }

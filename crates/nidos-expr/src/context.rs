@@ -17,6 +17,14 @@ pub trait Context {
     /// sidecars).
     fn lookup(&self, name: &str) -> Cow<'_, Value>;
 
+    /// `name.key` (`columns.onset`), answered without making the whole of `name` when
+    /// the context can: a table's `columns` object is made one column at a time. `None`
+    /// (the default) means: look `name` up and read its member. An answer must equal
+    /// that member (null when `name` is not an object or lacks `key`).
+    fn lookup_member(&self, _name: &str, _key: &str) -> Option<Cow<'_, Value>> {
+        None
+    }
+
     /// Backs the `exists(paths, rule)` function: whether one path exists under a rule
     /// (`dataset`, `subject`, `stimuli`, `file`, or `<scheme>-uri` such as `std-uri`/`bids-uri`).
     /// `None` means the rule is unknown or the context has no file tree.

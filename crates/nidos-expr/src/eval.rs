@@ -24,21 +24,50 @@ pub(crate) fn eval_cow<'a>(expr: &'a Expr, ctx: &'a dyn Context) -> Cow<'a, Valu
             "true" | "false" | "null" => Cow::Owned(lookup_root(n, ctx)),
             _ => ctx.lookup(n),
         },
-        Expr::Member(obj, name) => match eval_cow(obj, ctx) {
-            Cow::Borrowed(Value::Object(o)) => match o.get(name.as_ref()) {
-                Some(v) => Cow::Borrowed(v),
-                None => Cow::Owned(Value::Null),
-            },
-            other => Cow::Owned(member(&other, name)),
-        },
+        Expr::Member(obj, name) => {
+            if let Expr::Name(root) = &**obj {
+                if let Some(v) = member_of_root(root, name, ctx) {
+                    return v;
+                }
+            }
+            member_cow(eval_cow(obj, ctx), name)
+        }
         Expr::Array(items) => Cow::Owned(Value::array(
             items
                 .iter()
                 .map(|e| eval_cow(e, ctx).into_owned())
                 .collect(),
         )),
-        Expr::Index(obj, idx) => Cow::Owned(index(&eval_cow(obj, ctx), &eval_cow(idx, ctx))),
+        Expr::Index(obj, idx) => {
+            let i = eval_cow(idx, ctx);
+            if let (Expr::Name(root), Value::String(key)) = (&**obj, &*i) {
+                if let Some(v) = member_of_root(root, key, ctx) {
+                    return Cow::Owned(v.into_owned());
+                }
+            }
+            Cow::Owned(index(&eval_cow(obj, ctx), &i))
+        }
         Expr::Call(call) => Cow::Owned(eval_call(call, ctx)),
+    }
+}
+
+/// `root.key` as the context answers it without making all of `root`
+/// ([`Context::lookup_member`]); not for the constants' names.
+fn member_of_root<'a>(root: &str, key: &str, ctx: &'a dyn Context) -> Option<Cow<'a, Value>> {
+    match root {
+        "true" | "false" | "null" => None,
+        _ => ctx.lookup_member(root, key),
+    }
+}
+
+/// `value.name` of an evaluated value, borrowing the member of a borrowed object.
+fn member_cow<'a>(v: Cow<'a, Value>, name: &str) -> Cow<'a, Value> {
+    match v {
+        Cow::Borrowed(Value::Object(o)) => match o.get(name) {
+            Some(v) => Cow::Borrowed(v),
+            None => Cow::Owned(Value::Null),
+        },
+        other => Cow::Owned(member(&other, name)),
     }
 }
 

@@ -72,6 +72,13 @@ impl Context for Cleaned<'_, '_> {
         }
     }
 
+    fn lookup_member(&self, name: &str, key: &str) -> Option<Cow<'_, Value>> {
+        match name {
+            "columns" => self.inner.lookup_member(name, key),
+            _ => None,
+        }
+    }
+
     fn exists(&self, rule: &str, path: &str) -> Option<bool> {
         self.inner.exists(rule, path)
     }

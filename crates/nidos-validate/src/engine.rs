@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::PoisonError;
 
 use nidos_dataset::{Dataset, DatasetIssue, FileEntry, OpenOptions};
-use nidos_expr::{Context, Object, Value};
+use nidos_expr::{Context, Value};
 use nidos_schema::Schema;
 use rayon::prelude::*;
 
@@ -423,25 +423,27 @@ impl<'s> Engine<'s> {
             }
         }
         apply::keep_strongest_missing(&self.prepared, out, fields_from);
-        let mut table_cache: Option<(Vec<String>, Value)> = None;
+        let mut headers: Option<Vec<String>> = None;
         find("tabular_data", &self.tabular_index, &mut candidates);
         for &i in &candidates {
             let rule = &schema.tabular_rules[i];
             if !selectors.all(self.tabular_index.selectors(i), &view) {
                 continue;
             }
-            let (headers, columns) = table_cache.get_or_insert_with(|| {
-                let columns = view.lookup("columns").into_owned();
-                let headers = columns
-                    .as_object()
-                    .map(|o| o.keys().cloned().collect())
-                    .unwrap_or_default();
-                (headers, columns)
+            let t = ctx.table();
+            // The `columns` object's keys: each header once, in file order.
+            let headers = headers.get_or_insert_with(|| {
+                let mut seen = HashSet::new();
+                t.map(|t| &t.headers)
+                    .into_iter()
+                    .flatten()
+                    .filter(|h| seen.insert(h.as_str()))
+                    .cloned()
+                    .collect()
             });
-            let empty = Object::default();
             let table = TableView {
                 headers: headers.clone(),
-                columns: columns.as_object().unwrap_or(&empty),
+                table: t,
             };
             let rule = (rule, self.prepared.column_plans[i].as_slice());
             apply::apply_tabular(&self.prepared, rule, &view, &facts, &table, out);

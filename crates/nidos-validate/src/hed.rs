@@ -348,7 +348,6 @@ fn check_table(
     if failed {
         return;
     }
-    let columns = &table.columns;
     let mut codes = Codes::default();
     let mut rows = RowIssues::new(out.len());
     let check = EventsCheck {
@@ -356,12 +355,13 @@ fn check_table(
         sidecar,
         shared: memo.pieces(),
     };
-    let cell = |r: usize, c: usize| columns.get(c).and_then(|col| col.get(r)).map(|c| &**c);
+    let cell = |r: usize, c: usize| table.cell(r, c);
+    let codes_of_columns = table.codes();
     let events = EventsTable {
         header,
         n_rows: table.kept_rows(),
         cell: &cell,
-        codes: &table.codes,
+        codes: &codes_of_columns,
     };
     check_events(&check, &events, &mut |line, h| {
         let issue = codes.issue(h, location.clone(), "", line);

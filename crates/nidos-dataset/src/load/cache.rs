@@ -105,18 +105,8 @@ mod tests {
 
     /// A table of `cells` one-letter cells.
     fn table(cells: usize) -> Arc<TableLoad> {
-        let t = loaders::tsv::Table {
-            headers: vec!["a".into()],
-            columns: vec![vec![Arc::from("x"); cells]],
-            n_rows: cells,
-            truncated: false,
-            codes: Vec::new(),
-        };
-        Arc::new(TableLoad {
-            value: t.to_value(),
-            table: Some(t),
-            issues: Vec::new(),
-        })
+        let t = loaders::tsv::Table::from_rows(vec!["a".into()], vec![vec!["x"]; cells]);
+        Arc::new(TableLoad::new(Some(t), Vec::new()))
     }
 
     /// A table evicted by one thread waits for the thread that parsed it, which frees

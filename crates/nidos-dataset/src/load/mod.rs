@@ -190,27 +190,65 @@ pub struct JsonLoad {
 }
 
 /// A parsed TSV file and the issues found.
+///
+/// The table is held compactly ([`Table`]); the `columns` context value is made from it
+/// on demand: one column at a time for rules that read `columns.NAME` (kept here for
+/// later rules), the whole object only for a rule that reads `columns` itself.
 #[derive(Debug, Default)]
 pub struct TableLoad {
     pub table: Option<Table>,
-    /// The `columns` value (null when the table could not be read).
-    pub value: Value,
+    /// Per column of `table`: its value, once asked for.
+    column_values: Vec<OnceLock<Value>>,
+    /// The whole `columns` value, once asked for.
+    whole: OnceLock<Value>,
     pub issues: Vec<DatasetIssue>,
 }
 
 impl TableLoad {
-    /// Estimated heap size: each cell is held as a `String` in the table and as a string
-    /// value in `columns`, two allocations of at least 32 bytes each (plus the
-    /// allocator's own 8 or so) besides the 24- and 16-byte handles.
+    /// A load of `table` (none when it could not be read) with its issues.
+    pub fn new(table: Option<Table>, issues: Vec<DatasetIssue>) -> TableLoad {
+        let n = table.as_ref().map_or(0, Table::n_cols);
+        TableLoad {
+            table,
+            column_values: (0..n).map(|_| OnceLock::new()).collect(),
+            whole: OnceLock::new(),
+            issues,
+        }
+    }
+
+    /// The `columns` value (null when the table could not be read), made on first use.
+    pub fn value(&self) -> &Value {
+        static NULL: Value = Value::Null;
+        match &self.table {
+            Some(t) => self.whole.get_or_init(|| t.to_value()),
+            None => &NULL,
+        }
+    }
+
+    /// `columns.NAME`: the column the `columns` object holds under `name` (null when
+    /// there is none), made on first use and kept.
+    pub fn column_value(&self, name: &str) -> Value {
+        let Some(t) = &self.table else {
+            return Value::Null;
+        };
+        if let Some(whole) = self.whole.get() {
+            return whole.get(name);
+        }
+        let Some(i) = t.headers.iter().rposition(|h| h == name) else {
+            return Value::Null;
+        };
+        let Some(col) = t.column_at(i) else {
+            return Value::Null;
+        };
+        match self.column_values.get(i) {
+            Some(cell) => cell.get_or_init(|| t.column_value(col)).clone(),
+            None => t.column_value(col),
+        }
+    }
+
+    /// Estimated heap size of the table (columns made into values later are not counted).
     pub fn approx_bytes(&self) -> usize {
-        let Some(t) = &self.table else { return 64 };
-        let cells: usize = t
-            .columns
-            .iter()
-            .flat_map(|c| c.iter())
-            .map(|cell| 2 * cell.len().max(32) + 2 * 8 + 24 + 16 + 32)
-            .sum();
-        cells + 256
+        self.table.as_ref().map_or(64, |t| t.approx_bytes() + 256)
     }
 }
 
@@ -385,10 +423,7 @@ impl Dataset {
             Ok(r) => r,
             Err(e) => {
                 issues.push(read_error(&f.path, &e));
-                return TableLoad {
-                    issues,
-                    ..Default::default()
-                };
+                return TableLoad::new(None, issues);
             }
         };
         let gz = f.name.extension.ends_with(".gz");
@@ -415,18 +450,11 @@ impl Dataset {
         match res {
             Ok(l) => {
                 issues.extend(l.issues.iter().map(|i| DatasetIssue::from_load(i, &f.path)));
-                TableLoad {
-                    value: l.value.to_value(),
-                    issues,
-                    table: Some(l.value),
-                }
+                TableLoad::new(Some(l.value), issues)
             }
             Err(i) => {
                 issues.push(DatasetIssue::from_load(&i, &f.path));
-                TableLoad {
-                    issues,
-                    ..Default::default()
-                }
+                TableLoad::new(None, issues)
             }
         }
     }

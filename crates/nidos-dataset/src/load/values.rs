@@ -74,11 +74,11 @@ impl Dataset {
         subjects.insert("sub_dirs".into(), strs(self.sub_dirs.clone()));
         if let Some(i) = self.index_of("/participants.tsv") {
             let t = self.table_at(i);
-            if let Some(col) = t.table.as_ref().and_then(|t| t.column("participant_id")) {
-                subjects.insert(
-                    "participant_id".into(),
-                    Value::array(col.iter().map(|c| Value::String(c.clone())).collect()),
-                );
+            if t.table
+                .as_ref()
+                .is_some_and(|t| t.column("participant_id").is_some())
+            {
+                subjects.insert("participant_id".into(), first_column(&t, "participant_id"));
             }
         }
         o.insert("subjects".into(), Value::object(subjects));
@@ -168,17 +168,31 @@ impl Dataset {
         );
         if let Some(i) = self.index_of(&format!("/{sub}/{sub}_sessions.tsv")) {
             let t = self.table_at(i);
-            if let Some(col) = t.table.as_ref().and_then(|t| t.column("session_id")) {
-                sessions.insert(
-                    "session_id".into(),
-                    Value::array(col.iter().map(|c| Value::String(c.clone())).collect()),
-                );
+            if t.table
+                .as_ref()
+                .is_some_and(|t| t.column("session_id").is_some())
+            {
+                sessions.insert("session_id".into(), first_column(&t, "session_id"));
             }
         }
         let mut o = Object::default();
         o.insert("sessions".into(), Value::object(sessions));
         Value::object(o)
     }
+}
+
+/// The first column named `name` of a table as a value: the one `columns.NAME` reads
+/// (and shares) when the name is unique, as it is in a table with a header row.
+fn first_column(t: &super::TableLoad, name: &str) -> Value {
+    let Some(table) = &t.table else {
+        return Value::Null;
+    };
+    if table.headers.iter().filter(|h| *h == name).count() == 1 {
+        return t.column_value(name);
+    }
+    table
+        .column(name)
+        .map_or(Value::Null, |col| table.column_value(col))
 }
 
 fn strs(v: Vec<String>) -> Value {

@@ -4,6 +4,8 @@
 //! Reading is streamed: memory is bounded by [`TsvOptions::max_rows`] kept rows plus one line
 //! (itself capped at [`MAX_LINE_BYTES`]). Rows past the limit are still read, counted into
 //! [`Table::n_rows`], and checked (encoding, column count, empty lines), but not kept.
+//! Kept rows are held compactly (see [`Table`]): their cells' text once, plus four bytes a
+//! cell, so a table takes about its file's size (docs/reliability.md).
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::Arc;
@@ -50,46 +52,193 @@ impl TsvOptions {
     }
 }
 
-/// A table read column-wise.
+/// A table, held compactly: the kept cells' text once, concatenated row by row, and where
+/// each cell ends in it (four bytes a cell). Cells are handed out as `&str`; a column is
+/// made into a context value ([`Table::column_value`]) only when something asks for it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Table {
-    /// Column names in file order (unique).
+    /// Column names in file order (unique, except in a headerless table whose sidecar
+    /// names a column twice).
     pub headers: Vec<String>,
-    /// One vector of cells per header, each of the same length (the kept rows).
-    pub columns: Vec<Vec<std::sync::Arc<str>>>,
+    /// The kept cells' text, row after row, without separators.
+    text: String,
+    /// Where each kept cell ends in `text`, row by row (a cell starts where the one
+    /// before it ends).
+    ends: Vec<u32>,
     /// Number of data rows in the file (kept or not).
     pub n_rows: usize,
-    /// True when rows beyond `max_rows` were dropped.
+    /// True when rows beyond `max_rows` (or past what a table may hold, 4 GiB of
+    /// text) were dropped.
     pub truncated: bool,
-    /// Per column, when it holds few distinct cells (levels, `n/a`): each kept row's code,
-    /// the rank of its text among the column's distinct texts in order of first appearance
-    /// (0 for the first row's, then 1 for the next new text…). Equal cells of such a column
-    /// share one text. `None` for a column whose cells keep differing (onsets, counters).
-    pub codes: Vec<Option<Vec<u32>>>,
+}
+
+/// One column of a [`Table`]: its cells, top to bottom.
+#[derive(Clone, Copy, Debug)]
+pub struct Column<'a> {
+    table: &'a Table,
+    index: usize,
+}
+
+impl<'a> Column<'a> {
+    /// Number of kept cells.
+    pub fn len(&self) -> usize {
+        self.table.kept_rows()
+    }
+
+    /// True when no row is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The cell of row `row` (0 is the first data row).
+    pub fn get(&self, row: usize) -> Option<&'a str> {
+        self.table.cell(row, self.index)
+    }
+
+    /// The cells, top to bottom.
+    pub fn iter(&self) -> impl Iterator<Item = &'a str> + 'a {
+        let (table, index) = (self.table, self.index);
+        (0..table.kept_rows()).map(move |r| table.cell(r, index).unwrap_or_default())
+    }
 }
 
 impl Table {
-    /// The cells of a column, by header name.
-    pub fn column(&self, name: &str) -> Option<&[std::sync::Arc<str>]> {
-        let i = self.headers.iter().position(|h| h == name)?;
-        self.columns.get(i).map(Vec::as_slice)
+    /// A table of the given rows (each as long as `headers`; shorter rows are padded
+    /// with empty cells, longer ones cut). For tests and hand-made tables.
+    pub fn from_rows<R, C>(headers: Vec<String>, rows: R) -> Table
+    where
+        R: IntoIterator<Item = Vec<C>>,
+        C: AsRef<str>,
+    {
+        let mut t = Table {
+            headers,
+            ..Table::default()
+        };
+        for row in rows {
+            let cells = (0..t.headers.len()).map(|i| row.get(i).map_or("", |c| c.as_ref()));
+            if !t.push_row(cells) {
+                t.truncated = true;
+            }
+            t.n_rows += 1;
+        }
+        t
     }
 
-    /// Number of rows kept in `columns`.
+    /// Appends one kept row; false (and nothing kept) when the text would pass what
+    /// four-byte offsets reach.
+    fn push_row<'c>(&mut self, cells: impl Iterator<Item = &'c str> + Clone) -> bool {
+        let len: usize = cells.clone().map(str::len).sum();
+        if u32::try_from(self.text.len() + len).is_err() {
+            return false;
+        }
+        for cell in cells {
+            self.text.push_str(cell);
+            self.ends
+                .push(u32::try_from(self.text.len()).unwrap_or(u32::MAX));
+        }
+        true
+    }
+
+    /// Number of columns.
+    pub fn n_cols(&self) -> usize {
+        self.headers.len()
+    }
+
+    /// Number of rows kept.
     pub fn kept_rows(&self) -> usize {
-        self.columns.first().map_or(0, Vec::len)
+        self.ends.len().checked_div(self.n_cols()).unwrap_or(0)
     }
 
-    /// The `columns` context field: an object from header to the array of its cells (strings).
+    /// The cell at `row`, `col`.
+    pub fn cell(&self, row: usize, col: usize) -> Option<&str> {
+        if col >= self.n_cols() {
+            return None;
+        }
+        let at = row.checked_mul(self.n_cols())?.checked_add(col)?;
+        let end = *self.ends.get(at)? as usize;
+        let start = match at.checked_sub(1) {
+            Some(before) => self.ends.get(before).map_or(0, |e| *e as usize),
+            None => 0,
+        };
+        // Cells end on character boundaries (each was a whole `&str`).
+        self.text.get(start..end)
+    }
+
+    /// The column at position `index`.
+    pub fn column_at(&self, index: usize) -> Option<Column<'_>> {
+        (index < self.n_cols()).then_some(Column { table: self, index })
+    }
+
+    /// The first column named `name`.
+    pub fn column(&self, name: &str) -> Option<Column<'_>> {
+        let i = self.headers.iter().position(|h| h == name)?;
+        self.column_at(i)
+    }
+
+    /// The column the `columns` object holds under `name` (the last of that name, as
+    /// when the object is built header by header).
+    pub fn object_column(&self, name: &str) -> Option<Column<'_>> {
+        let i = self.headers.iter().rposition(|h| h == name)?;
+        self.column_at(i)
+    }
+
+    /// Estimated heap size: the text, four bytes a cell, the headers.
+    pub fn approx_bytes(&self) -> usize {
+        let headers: usize = self.headers.iter().map(|h| h.len() + 32).sum();
+        self.text.capacity() + 4 * self.ends.capacity() + headers
+    }
+
+    /// A column as a context value: an array of its cells (strings). Equal cells share
+    /// one text where that is cheap to find (a column of few distinct texts, or a cell
+    /// equal to the one above).
+    pub fn column_value(&self, col: Column<'_>) -> nidos_expr::Value {
+        use nidos_expr::Value;
+        let mut dict = Dict::default();
+        let mut above: Option<Arc<str>> = None;
+        let cells = col
+            .iter()
+            .enumerate()
+            .map(|(r, cell)| {
+                let text = dict.share(cell, r + 1, above.as_ref());
+                above = Some(text.clone());
+                Value::String(text)
+            })
+            .collect();
+        Value::array(cells)
+    }
+
+    /// The `columns` context field whole: an object from header to the array of its
+    /// cells (strings). Rules reading one column get it alone (see [`Table::column_value`]).
     pub fn to_value(&self) -> nidos_expr::Value {
         use nidos_expr::Value;
         let mut obj =
             nidos_expr::Object::with_capacity_and_hasher(self.headers.len(), Default::default());
-        for (h, col) in self.headers.iter().zip(&self.columns) {
-            let cells = col.iter().map(|c| Value::String(c.clone())).collect();
-            obj.insert(h.clone(), Value::array(cells));
+        for (i, h) in self.headers.iter().enumerate() {
+            if let Some(col) = self.column_at(i) {
+                obj.insert(h.clone(), self.column_value(col));
+            }
         }
         Value::object(obj)
+    }
+
+    /// Per column, when it holds few distinct cells (levels, `n/a`): each kept row's code,
+    /// the rank of its text among the column's distinct texts in order of first appearance
+    /// (0 for the first row's, then 1 for the next new text…). `None` for a column whose
+    /// cells keep differing (onsets, counters). Computed for each call.
+    pub fn codes(&self) -> Vec<Option<Vec<u32>>> {
+        (0..self.n_cols())
+            .filter_map(|i| self.column_at(i))
+            .map(|col| {
+                let mut dict = Dict::default();
+                for (r, cell) in col.iter().enumerate() {
+                    dict.share(cell, r + 1, None);
+                    if dict.given_up {
+                        break;
+                    }
+                }
+                dict.into_codes()
+            })
+            .collect()
     }
 }
 
@@ -231,13 +380,12 @@ fn parse(
     let mut have_header = false;
     if let Some(cols) = header {
         table.headers = cols.to_vec();
-        table.columns = vec![Vec::new(); cols.len()];
         have_header = true;
     }
     let mut pending_empty: Option<usize> = None;
     let mut ends: Vec<usize> = Vec::new();
-    let mut dicts: Vec<Dict> = Vec::new();
-    dicts.resize_with(table.headers.len(), Dict::default);
+    // Set once a row could not be kept (the text reached 4 GiB): later rows are not kept.
+    let mut full = false;
     loop {
         let more = read_line(r, &mut buf).map_err(|e| {
             if e.get_ref().is_some_and(|inner| inner.is::<LineTooLong>()) {
@@ -267,8 +415,6 @@ fn parse(
                 table.headers = text.split('\t').map(str::to_owned).collect();
             }
             check_duplicates(&table.headers)?;
-            table.columns = vec![Vec::new(); table.headers.len()];
-            dicts.resize_with(table.headers.len(), Dict::default);
             continue;
         }
         if let Some(l) = pending_empty {
@@ -279,7 +425,7 @@ fn parse(
             continue;
         }
         let text = utf8_line(line, line_no)?;
-        if table.n_rows >= max_rows {
+        if full || table.n_rows >= max_rows {
             // A row past those kept: only its cell count is checked.
             let n_cells = count_tabs(line) + 1;
             if n_cells != table.headers.len() {
@@ -298,21 +444,21 @@ fn parse(
         if n_cells != table.headers.len() {
             return Err(unequal_row(n_cells, table.headers.len(), line_no));
         }
-        let mut start = 0;
-        for ((col, dict), &end) in table.columns.iter_mut().zip(&mut dicts).zip(&ends) {
-            // A tab is one byte and never inside a character: these are boundaries.
-            let cell = text.get(start..end).unwrap_or_default();
-            let shared = dict.share(cell, table.n_rows + 1, col.last());
-            col.push(shared);
-            start = end + 1;
+        // A tab is one byte and never inside a character: these are boundaries.
+        let starts = std::iter::once(0).chain(ends.iter().map(|e| e + 1));
+        let cells = starts
+            .zip(ends.iter())
+            .map(|(start, &end)| text.get(start..end).unwrap_or_default());
+        if !table.push_row(cells) {
+            full = true;
+            table.truncated = true;
         }
         table.n_rows += 1;
     }
-    table.codes = dicts.into_iter().map(Dict::into_codes).collect();
     Ok(table)
 }
 
-/// A column's distinct cells while it is read (see [`Table::codes`]).
+/// A column's distinct cells (see [`Table::codes`]).
 #[derive(Default)]
 struct Dict {
     codes: Vec<u32>,

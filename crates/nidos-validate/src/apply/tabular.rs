@@ -3,7 +3,8 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use nidos_expr::{Context, Value};
+use nidos_dataset::loaders::tsv::{Column as TableColumn, Table};
+use nidos_expr::Context;
 use nidos_schema::{ColumnReq, DeprecatedValue, TabularRule};
 
 use crate::issue::{Issue, Severity};
@@ -12,9 +13,18 @@ use super::prepared::{ColumnPlan, Prepared};
 use super::signature::*;
 use super::*;
 
+/// The table a tabular rule checks: its distinct headers in file order, and its cells,
+/// read column by column from the compact table (no column is made into values).
 pub(crate) struct TableView<'a> {
     pub headers: Vec<String>,
-    pub columns: &'a nidos_expr::Object,
+    pub table: Option<&'a Table>,
+}
+
+impl<'a> TableView<'a> {
+    /// The column the `columns` object holds under `name`.
+    fn column(&self, name: &str) -> Option<TableColumn<'a>> {
+        self.table?.object_column(name)
+    }
 }
 
 pub(crate) fn apply_tabular(
@@ -40,7 +50,7 @@ pub(crate) fn apply_tabular(
     let initial: HashSet<&str> = rule.initial_columns.iter().map(String::as_str).collect();
 
     for (j, (name, req)) in names.iter().enumerate() {
-        let Some(values) = table.columns.get(*name).and_then(|v| v.as_array()) else {
+        let Some(values) = table.column(name) else {
             if req.level == nidos_schema::Level::Required && !initial.contains(req.key.as_str()) {
                 out.push(
                     Issue::new("TSV_COLUMN_MISSING", Severity::Error, facts.location)
@@ -127,11 +137,7 @@ pub(crate) fn apply_tabular(
                     .sub(header.as_str())
                     .rule(&rule.id),
             );
-        } else if let Some(values) = table
-            .columns
-            .get(header.as_str())
-            .and_then(|v| v.as_array())
-        {
+        } else if let Some(values) = table.column(header) {
             let sig = Signature::compile(
                 &RawSignature::from_column_definition(&side_def),
                 schema,
@@ -188,7 +194,7 @@ pub(crate) fn apply_tabular(
     }
 
     if !rule.index_columns.is_empty() {
-        let cols: Vec<&[Value]> = rule
+        let cols: Vec<TableColumn<'_>> = rule
             .index_columns
             .iter()
             .map(|k| {
@@ -197,30 +203,64 @@ pub(crate) fn apply_tabular(
                     .map(|d| d.name.as_str())
                     .unwrap_or(k.as_str())
             })
-            .filter_map(|n| table.columns.get(n).and_then(|v| v.as_array()))
+            .filter_map(|n| table.column(n))
             .collect();
         if let Some(first) = cols.first() {
-            let mut seen = HashSet::new();
-            for row in 0..first.len() {
-                let key: String = cols
-                    .iter()
-                    .map(|c| c.get(row).and_then(|v| v.as_str()).unwrap_or(""))
-                    .collect();
-                if !seen.insert(key.clone()) {
-                    out.push(
-                        Issue::new(
-                            "TSV_INDEX_VALUE_NOT_UNIQUE",
-                            Severity::Error,
-                            facts.location,
-                        )
-                        .rule(&rule.id)
-                        .line(row + 2)
-                        .message(format!("row {}: value {key:?} repeats", row + 2)),
-                    );
+            for row in repeated_rows(&cols, first.len()) {
+                let key: String = cols.iter().map(|c| c.get(row).unwrap_or("")).collect();
+                out.push(
+                    Issue::new(
+                        "TSV_INDEX_VALUE_NOT_UNIQUE",
+                        Severity::Error,
+                        facts.location,
+                    )
+                    .rule(&rule.id)
+                    .line(row + 2)
+                    .message(format!("row {}: value {key:?} repeats", row + 2)),
+                );
+            }
+        }
+    }
+}
+
+/// The rows, in order, whose index key (their cells of `cols`, concatenated) an earlier
+/// row has. Without a copy of any key: the rows are sorted by the keys' hashes, and rows
+/// of one hash by key and position; memory is 16 bytes a row.
+fn repeated_rows(cols: &[TableColumn<'_>], n: usize) -> Vec<usize> {
+    use std::hash::BuildHasher;
+    let key = |r: usize| {
+        cols.iter()
+            .flat_map(move |c| c.get(r).unwrap_or("").bytes())
+    };
+    let state = foldhash::fast::FixedState::with_seed(0);
+    // The hash of the whole key, whatever its cells (equal concatenations hash equal).
+    let mut buf = String::new();
+    let mut by_hash: Vec<(u64, usize)> = (0..n)
+        .map(|r| {
+            buf.clear();
+            for c in cols {
+                buf.push_str(c.get(r).unwrap_or(""));
+            }
+            (state.hash_one(buf.as_str()), r)
+        })
+        .collect();
+    by_hash.sort_unstable();
+    let mut repeated = Vec::new();
+    for run in by_hash.chunk_by_mut(|a, b| a.0 == b.0) {
+        if run.len() < 2 {
+            continue;
+        }
+        run.sort_unstable_by(|a, b| key(a.1).cmp(key(b.1)).then(a.1.cmp(&b.1)));
+        for pair in run.windows(2) {
+            if let [a, b] = pair {
+                if key(a.1).eq(key(b.1)) {
+                    repeated.push(b.1);
                 }
             }
         }
     }
+    repeated.sort_unstable();
+    repeated
 }
 
 /// A column whose values are checked: its header and the values the schema deprecates.
@@ -234,7 +274,7 @@ pub(super) struct Column<'a> {
 pub(super) fn check_values(
     column: &Column<'_>,
     sig: Option<&Signature>,
-    values: &[Value],
+    values: TableColumn<'_>,
     facts: &FileFacts<'_>,
     rule_id: &str,
     out: &mut Vec<Issue>,
@@ -247,8 +287,7 @@ pub(super) fn check_values(
     // Columns repeat values (levels, constant durations): a value equal to the last
     // accepted one is accepted without matching it again.
     let mut last_accepted: Option<&str> = None;
-    for (row, value) in values.iter().enumerate() {
-        let text = value.as_str().unwrap_or("");
+    for (row, text) in values.iter().enumerate() {
         if last_accepted == Some(text) {
             continue;
         }
