@@ -2,7 +2,8 @@
 //! is present: without it, the tests that need it are reported as ignored, not passed.
 //! Likewise for a headless browser (`chromium`) on PATH, which the HTML report test drives.
 
-use std::path::Path;
+#[path = "../nidos-dataset/shared_cfg.rs"]
+mod shared_cfg;
 
 fn main() {
     // A position-dependent executable: the loader then has no relocations to apply at
@@ -11,13 +12,7 @@ fn main() {
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo::rustc-link-arg-bin=nidos=-no-pie");
     }
-    println!("cargo::rustc-check-cfg=cfg(nidos_shared_absent)");
-    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
-    let shared = Path::new(&manifest).join("../../../shared/conformance");
-    println!("cargo::rerun-if-changed={}", shared.display());
-    if !shared.is_dir() {
-        println!("cargo::rustc-cfg=nidos_shared_absent");
-    }
+    shared_cfg::tell_whether_shared_is_present();
     println!("cargo::rustc-check-cfg=cfg(nidos_browser_absent)");
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-env-changed=NIDOS_BROWSER");

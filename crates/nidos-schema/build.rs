@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+#[path = "src/dir_entries.rs"]
+mod dir_entries;
+
 fn parse(text: &str) -> Option<Value> {
     let opts = serde_saphyr::options! { strict_booleans: true };
     serde_saphyr::from_str_with_options::<Value>(text, opts).ok()
@@ -22,21 +25,11 @@ fn walk(
     ok: &mut bool,
 ) -> Map<String, Value> {
     let mut out = Map::new();
-    let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
-        Err(_) => {
-            *ok = false;
-            return out;
-        }
+    let Ok(entries) = dir_entries::visible_entries(dir) else {
+        *ok = false;
+        return out;
     };
-    entries.sort();
-    for p in entries {
-        let Some(name) = p.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
-            continue;
-        };
-        if name.starts_with('.') {
-            continue;
-        }
+    for (name, p) in entries {
         let here = format!("{rel}/{name}");
         if p.is_dir() {
             let sub = walk(&p, &here, files, ok);

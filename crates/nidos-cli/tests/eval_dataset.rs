@@ -1,43 +1,26 @@
 //! `nidos eval --dataset DIR --file PATH` and the REPL's `:file` read a real file's context.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+mod support;
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
+use support::nidos_with_schema as nidos;
 
+/// A raw dataset: a description, an inherited and a direct sidecar of one bold file.
 fn dataset() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    write(
-        root,
-        "dataset_description.json",
-        r#"{"Name": "x", "StdVersion": "1.11.1"}"#,
-    );
-    write(
-        root,
-        "task-rest_bold.json",
-        r#"{"RepetitionTime": 2, "TaskName": "rest"}"#,
-    );
-    write(
-        root,
-        "sub-01/func/sub-01_task-rest_bold.json",
-        r#"{"EchoTime": 0.03}"#,
-    );
-    write(root, "sub-01/func/sub-01_task-rest_bold.nii.gz", "");
-    dir
-}
-
-fn nidos() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nidos"));
-    cmd.env(
-        "NIDOS_SCHEMA_DIR",
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema"),
-    );
-    cmd
+    support::dataset(&[
+        (
+            "dataset_description.json",
+            r#"{"Name": "x", "StdVersion": "1.11.1"}"#,
+        ),
+        (
+            "task-rest_bold.json",
+            r#"{"RepetitionTime": 2, "TaskName": "rest"}"#,
+        ),
+        (
+            "sub-01/func/sub-01_task-rest_bold.json",
+            r#"{"EchoTime": 0.03}"#,
+        ),
+        ("sub-01/func/sub-01_task-rest_bold.nii.gz", ""),
+    ])
 }
 
 /// (expression, expected JSON output) evaluated against the bold file.
@@ -88,24 +71,10 @@ fn eval_unknown_file_is_a_usage_error() {
 #[test]
 fn repl_file_switches_context() {
     let ds = dataset();
-    let mut child = nidos()
-        .arg("repl")
-        .arg(ds.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        let stdin = child.stdin.as_mut().unwrap();
-        stdin
-            .write_all(
-                b":file sub-01/func/sub-01_task-rest_bold.nii.gz\nsidecar.RepetitionTime\n:quit\n",
-            )
-            .unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = support::output_with_stdin(
+        nidos().arg("repl").arg(ds.path()),
+        ":file sub-01/func/sub-01_task-rest_bold.nii.gz\nsidecar.RepetitionTime\n:quit\n",
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("context: sub-01/func/sub-01_task-rest_bold.nii.gz"),

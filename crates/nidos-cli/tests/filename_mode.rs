@@ -3,30 +3,18 @@
 //! validator reports for a dataset of empty files with those names (`expected.json`,
 //! `[code, subCode, severity, location]` sets; see the folder's README).
 
-use std::collections::BTreeSet;
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
+mod support;
 
-const BIN: &str = env!("CARGO_BIN_EXE_nidos");
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use support::BIN;
+
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/filename-mode");
 
 fn nidos_stdin(args: &[&str], stdin: &str) -> std::process::Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nidos runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("names written");
-    child.wait_with_output().expect("nidos finishes")
+    support::output_with_stdin(Command::new(BIN).args(args), stdin)
 }
 
 type Tuple = (String, String, String, String);
@@ -49,13 +37,7 @@ fn tuples(report: &serde_json::Value) -> BTreeSet<Tuple> {
 }
 
 fn cases() -> Vec<std::path::PathBuf> {
-    let mut dirs: Vec<_> = std::fs::read_dir(DATA)
-        .expect("data folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("names.txt").is_file())
-        .collect();
-    dirs.sort();
-    dirs
+    nidos_testkit::sorted_entries(Path::new(DATA), |p| p.join("names.txt").is_file())
 }
 
 #[test]

@@ -18,6 +18,8 @@
 //! `case.json` may add `"only": [codes]` (passed as `--only`) and `"args": [...]`.
 //! Set `NIDOS_BLESS=1` to rewrite the `expected.diff` files from the current output.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -288,21 +290,7 @@ fn check_case(case_dir: &Path) -> Vec<String> {
 
 #[test]
 fn every_fix_case() {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(cases_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("case.json").is_file())
-        .collect();
-    dirs.sort();
-    assert!(!dirs.is_empty(), "no cases under tests/fix");
-    let problems: Vec<String> = dirs.iter().flat_map(|d| check_case(d)).collect();
-    assert!(
-        problems.is_empty(),
-        "{} problem(s) in {} cases:\n{}",
-        problems.len(),
-        dirs.len(),
-        problems.join("\n")
-    );
+    support::check_every_case(&cases_dir(), "case.json", check_case);
 }
 
 /// A dataset whose description has a bare DOI (one fix to make), plus a data file.

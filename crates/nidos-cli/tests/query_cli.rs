@@ -11,6 +11,8 @@
 //!
 //! Tests that need `../shared` skip with a message when it is absent.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -19,37 +21,16 @@ use indexmap::IndexMap;
 use nidos_dataset::query::{build_path, PathError};
 use nidos_dataset::{Dataset, OpenOptions};
 use serde_json::Value as Json;
+use support::{stdout, upstream_schema, BIN, SHARED};
 
-const BIN: &str = env!("CARGO_BIN_EXE_nidos");
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/query");
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance");
-
-fn upstream_schema() -> Option<PathBuf> {
-    let p = Path::new(SHARED).join("schemas/bids-1.11.1-schema-1.2.7.json");
-    if p.exists() {
-        Some(p)
-    } else {
-        println!("skip: {} is absent", p.display());
-        None
-    }
-}
 
 fn examples() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(Path::new(SHARED).join("examples"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    v.sort();
-    v
+    nidos_testkit::sub_directories(&Path::new(SHARED).join("examples"))
 }
 
 fn nidos(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
 }
 
 /// Files of a dataset the validator accepts: validated and not reported NOT_INCLUDED.

@@ -1,6 +1,8 @@
 //! The SARIF and HTML reports of `nidos validate`, on every case of
 //! `tests/data/validate/<case>/` (the dataset in `ds/`): snapshots `expected.sarif` and
-//! `expected.html` next to the text and JSON ones, a structural check of the SARIF log
+//! `expected.html` (the page with its inlined `report_page.css` and `report_page.js`
+//! replaced by a placeholder, checked separately to be inlined whole) next to the text and
+//! JSON ones, a structural check of the SARIF log
 //! against the SARIF 2.1.0 rules it must meet, and the HTML page loaded in headless
 //! Chromium (every code shown; the fragment filters hide what they should).
 //!
@@ -12,28 +14,23 @@
 //! for the browser test, `chromium` on PATH (or `NIDOS_BROWSER`): without them the tests
 //! are reported as ignored.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{json, Value as Json};
+use support::{snapshot, BIN, SHARED};
 
-const BIN: &str = env!("CARGO_BIN_EXE_nidos");
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/validate");
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance");
 
 fn schema() -> PathBuf {
     Path::new(SHARED).join("schemas/bids-1.11.1-schema-1.2.7.json")
 }
 
 fn cases() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(DATA)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.join("ds").is_dir())
-        .collect();
-    out.sort();
+    let out = nidos_testkit::sorted_entries(Path::new(DATA), |p| p.join("ds").is_dir());
     assert!(!out.is_empty(), "no cases in {DATA}");
     out
 }
@@ -67,24 +64,6 @@ fn run(case: &Path, extra: &[&str]) -> Output {
 
 fn json_report(case: &Path) -> Json {
     serde_json::from_slice(&run(case, &["--format", "json"]).stdout).unwrap()
-}
-
-fn snapshot(path: &Path, actual: &str) {
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(path).unwrap_or_else(|_| {
-        panic!(
-            "{} is missing; run with UPDATE_SNAPSHOTS=1 to create it",
-            path.display()
-        )
-    });
-    assert!(
-        expected == actual,
-        "{} differs (UPDATE_SNAPSHOTS=1 rewrites it)\n--- actual\n{actual}",
-        path.display()
-    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -512,6 +491,30 @@ fn sarif_reports_are_valid_and_match_the_json_report() {
 // ---------------------------------------------------------------------------------------
 // HTML.
 
+/// The style sheet and script the page inlines (`nidos_validate::emit::html`).
+const STYLE: &str = include_str!("../../nidos-validate/src/emit/report_page.css");
+const SCRIPT: &str = include_str!("../../nidos-validate/src/emit/report_page.js");
+
+/// The page as its snapshot stores it: the inlined style sheet and script, each checked to
+/// stand in the page whole and once, replaced by a placeholder naming the file, so that the
+/// snapshot holds what the case decides and not another copy of those files.
+fn snapshot_form(html: &str, what: &str) -> String {
+    let mut page = html.to_string();
+    for (open, body, close, file) in [
+        ("<style>\n", STYLE, "</style>", "report_page.css"),
+        ("<script>\n", SCRIPT, "</script>", "report_page.js"),
+    ] {
+        let whole = format!("{open}{body}{close}");
+        assert_eq!(
+            page.matches(&whole).count(),
+            1,
+            "{what}: {file} is not inlined whole, once"
+        );
+        page = page.replacen(&whole, &format!("{open}/* {file} */\n{close}"), 1);
+    }
+    page
+}
+
 fn html_of(case: &Path) -> String {
     String::from_utf8(run(case, &["--format", "html"]).stdout).unwrap()
 }
@@ -539,7 +542,10 @@ fn esc(s: &str) -> String {
 fn html_reports_are_self_contained_and_show_every_code() {
     for case in cases() {
         let html = html_of(&case);
-        snapshot(&case.join("expected.html"), &html);
+        snapshot(
+            &case.join("expected.html"),
+            &snapshot_form(&html, &case.display().to_string()),
+        );
         for needle in ["http://", "https://", " src=", "<link", "@import", "url("] {
             assert!(
                 !html.contains(needle),

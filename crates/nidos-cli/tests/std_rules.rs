@@ -13,6 +13,8 @@
 //! - `"stderr": "text"` must appear in the command's standard error (warnings that are
 //!   not issues of the report, such as the schema version fallback).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -142,19 +144,5 @@ fn check_fixture(dir: &Path) -> Vec<String> {
 
 #[test]
 fn every_fixture_reports_its_expected_issues() {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("expected.json").is_file())
-        .collect();
-    dirs.sort();
-    assert!(!dirs.is_empty(), "no fixtures under tests/std-rules");
-    let problems: Vec<String> = dirs.iter().flat_map(|d| check_fixture(d)).collect();
-    assert!(
-        problems.is_empty(),
-        "{} of {} fixtures failed:\n{}",
-        problems.len(),
-        dirs.len(),
-        problems.join("\n")
-    );
+    support::check_every_case(&fixtures_dir(), "expected.json", check_fixture);
 }

@@ -7,25 +7,16 @@
 //! `UPDATE_SNAPSHOTS=1 cargo test -p nidos-cli --test validate_cli` rewrites the expected
 //! files. Tests that need `../shared` skip with a message when it is absent.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value as Json;
+use support::{snapshot, stdout, upstream_schema, BIN, SHARED};
 
-const BIN: &str = env!("CARGO_BIN_EXE_nidos");
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/validate");
 const REPORT_SCHEMA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/report.schema.json");
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance");
-
-fn upstream_schema() -> Option<PathBuf> {
-    let p = Path::new(SHARED).join("schemas/bids-1.11.1-schema-1.2.7.json");
-    if p.exists() {
-        Some(p)
-    } else {
-        println!("skip: {} is absent", p.display());
-        None
-    }
-}
 
 fn nidos(args: &[&str]) -> Output {
     nidos_in(Path::new("."), args)
@@ -44,10 +35,6 @@ fn nidos_in(dir: &Path, args: &[&str]) -> Output {
 
 fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
 }
 
 fn case_dir(case: &str) -> PathBuf {
@@ -224,24 +211,6 @@ fn report_schema_checker_rejects_bad_reports() {
 
 // ---------------------------------------------------------------------------------------
 // Snapshots.
-
-fn snapshot(path: &Path, actual: &str) {
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(path).unwrap_or_else(|_| {
-        panic!(
-            "{} is missing; run with UPDATE_SNAPSHOTS=1 to create it",
-            path.display()
-        )
-    });
-    assert!(
-        expected == actual,
-        "{} differs (UPDATE_SNAPSHOTS=1 rewrites it)\n--- expected\n{expected}\n--- actual\n{actual}",
-        path.display()
-    );
-}
 
 fn snapshot_case(case: &str) {
     let Some(schema) = upstream_schema() else {
@@ -565,12 +534,7 @@ fn never_panics_on_the_examples() {
     };
     let examples = Path::new(SHARED).join("examples");
     let config = examples.join("default-config.json");
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&examples)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    names.sort();
+    let names = nidos_testkit::sub_directories(&examples);
     assert!(!names.is_empty());
     let mut bad = Vec::new();
     for ds in &names {

@@ -1,43 +1,34 @@
 //! `nidos validate -r/--recursive` and `--dataset-types`.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
+use support::{assert_exit, write};
 
 const README: &str = "This small dataset exists only to exercise the command line of nidos. \
 It holds one subject with one anatomical image and nothing else of interest to anyone.";
 
 /// A valid raw dataset with one derivative dataset whose description lacks GeneratedBy.
 fn dataset() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    write(
-        root,
-        "dataset_description.json",
-        r#"{"Name": "x", "StdVersion": "1.11.1", "Authors": ["A", "B"]}"#,
-    );
-    write(root, "README.md", README);
-    write(root, "participants.tsv", "participant_id\nsub-01\n");
-    write(root, "sub-01/anat/sub-01_T1w.nii.gz", "x");
-    write(
-        root,
-        "derivatives/pipe/dataset_description.json",
-        r#"{"Name": "pipe", "StdVersion": "1.11.1", "DatasetType": "derivative"}"#,
-    );
-    dir
+    support::dataset(&[
+        (
+            "dataset_description.json",
+            r#"{"Name": "x", "StdVersion": "1.11.1", "Authors": ["A", "B"]}"#,
+        ),
+        ("README.md", README),
+        ("participants.tsv", "participant_id\nsub-01\n"),
+        ("sub-01/anat/sub-01_T1w.nii.gz", "x"),
+        (
+            "derivatives/pipe/dataset_description.json",
+            r#"{"Name": "pipe", "StdVersion": "1.11.1", "DatasetType": "derivative"}"#,
+        ),
+    ])
 }
 
 fn validate(ds: &Path, extra: &[&str]) -> (Option<i32>, serde_json::Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_nidos"))
-        .env(
-            "NIDOS_SCHEMA_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema"),
-        )
+    let out = support::nidos_with_schema()
         .arg("validate")
         .arg(ds)
         .args(["--format", "json"])
@@ -142,7 +133,7 @@ fn the_binary_needs_no_schema_directory() {
     let ds = dataset();
     let cwd = tempfile::tempdir().unwrap();
     let run = |ds: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_nidos"))
+        Command::new(support::BIN)
             .env_remove("NIDOS_SCHEMA_DIR")
             .current_dir(cwd.path())
             .arg("validate")
@@ -152,24 +143,14 @@ fn the_binary_needs_no_schema_directory() {
             .unwrap()
     };
     let out = run(ds.path());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     write(
         ds.path(),
         "dataset_description.json",
         r#"{"Name": "x", "BIDSVersion": "1.11.1", "Authors": ["A", "B"]}"#,
     );
     let out = run(ds.path());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["summary"]["versionKey"], "BIDSVersion", "{report}");
 }
@@ -180,7 +161,7 @@ fn exported_tree_is_read_back_and_edits_take_effect() {
     let ds = dataset();
     let out_dir = tempfile::tempdir().unwrap();
     let tree = out_dir.path().join("tree");
-    let export = Command::new(env!("CARGO_BIN_EXE_nidos"))
+    let export = Command::new(support::BIN)
         .env_remove("NIDOS_SCHEMA_DIR")
         .args(["schema", "export"])
         .arg(&tree)
@@ -193,7 +174,7 @@ fn exported_tree_is_read_back_and_edits_take_effect() {
     );
     assert!(tree.join("version.yaml").is_file());
     let run = || {
-        Command::new(env!("CARGO_BIN_EXE_nidos"))
+        Command::new(support::BIN)
             .env("NIDOS_SCHEMA_DIR", &tree)
             .arg("validate")
             .arg(ds.path())
@@ -219,7 +200,7 @@ fn exported_tree_is_read_back_and_edits_take_effect() {
         "{report}"
     );
     // A second export does not overwrite.
-    let again = Command::new(env!("CARGO_BIN_EXE_nidos"))
+    let again = Command::new(support::BIN)
         .args(["schema", "export"])
         .arg(&tree)
         .output()
@@ -232,7 +213,7 @@ fn exported_tree_is_read_back_and_edits_take_effect() {
 #[test]
 fn a_missing_schema_is_named_once() {
     let ds = dataset();
-    let out = Command::new(env!("CARGO_BIN_EXE_nidos"))
+    let out = Command::new(support::BIN)
         .arg("validate")
         .arg(ds.path())
         .args(["--schema", "no-such-schema-1.9.0.json"])

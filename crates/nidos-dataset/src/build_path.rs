@@ -147,12 +147,7 @@ pub fn build_path(
             .filter(|r| r.datatypes.iter().any(|d| d == dt))
             .collect();
         if with_dt.is_empty() {
-            let mut allowed: Vec<&str> = candidates
-                .iter()
-                .flat_map(|r| r.datatypes.iter().map(String::as_str))
-                .collect();
-            allowed.sort_unstable();
-            allowed.dedup();
+            let allowed = datatypes_of(&candidates);
             return Err(PathError::DatatypeNotAllowed {
                 datatype: dt.to_string(),
                 suffix: suffix.to_string(),
@@ -191,12 +186,7 @@ pub fn build_path(
         // A root-level file has no datatype directory.
         None if at_root => None,
         None => {
-            let mut dts: Vec<&str> = fitting
-                .iter()
-                .flat_map(|r| r.datatypes.iter().map(String::as_str))
-                .collect();
-            dts.sort_unstable();
-            dts.dedup();
+            let dts = datatypes_of(&fitting);
             match dts.as_slice() {
                 [] => None,
                 [one] => Some(one.to_string()),
@@ -300,4 +290,15 @@ fn fit(
         }
     }
     Ok(())
+}
+
+/// The datatypes the rules allow, sorted, each once.
+fn datatypes_of<'s>(rules: &[&'s FileRule]) -> Vec<&'s str> {
+    let mut dts: Vec<&str> = rules
+        .iter()
+        .flat_map(|r| r.datatypes.iter().map(String::as_str))
+        .collect();
+    dts.sort_unstable();
+    dts.dedup();
+    dts
 }

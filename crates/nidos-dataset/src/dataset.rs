@@ -234,22 +234,22 @@ impl FileTree {
 
     /// The datatypes of validated files, sorted.
     pub fn datatypes(&self) -> Vec<String> {
-        let set: BTreeSet<&str> = self
-            .files
+        let set: BTreeSet<&str> = self.validated_datatypes().collect();
+        set.into_iter().map(str::to_string).collect()
+    }
+
+    /// The datatype of each validated file that has one (repeated, in file order).
+    fn validated_datatypes(&self) -> impl Iterator<Item = &str> {
+        self.files
             .iter()
             .filter(|f| f.validated())
             .filter_map(|f| f.datatype.as_deref())
-            .collect();
-        set.into_iter().map(str::to_string).collect()
     }
 
     /// The modalities of the datatypes present, sorted.
     pub fn modalities(&self) -> Vec<String> {
         let set: BTreeSet<&str> = self
-            .files
-            .iter()
-            .filter(|f| f.validated())
-            .filter_map(|f| f.datatype.as_deref())
+            .validated_datatypes()
             .filter_map(|d| self.info.modalities.get(d).map(String::as_str))
             .collect();
         set.into_iter().map(str::to_string).collect()

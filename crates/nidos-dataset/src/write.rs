@@ -211,6 +211,24 @@ impl Drop for TempGuard {
     }
 }
 
+/// A new temporary file name next to `target` (in its directory, hidden, unique to this
+/// process and call): where its content is written before the rename over it.
+fn temp_path(target: &Path) -> PathBuf {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dir.join(format!(
+        ".{name}.{}-{}.nidos-tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
 /// Writes `target` atomically with `fill`, which writes the content into the temporary
 /// file. Refuses an existing target unless `force`. On any failure (including one
 /// `fill` returns) nothing is left: no temporary file, the target untouched.
@@ -222,19 +240,7 @@ pub fn atomic_write_with(
     if !force && target.symlink_metadata().is_ok() {
         return Err(WriteError::Exists(target.to_path_buf()));
     }
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.{}-{}.nidos-tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let tmp = temp_path(target);
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -381,19 +387,7 @@ pub fn replace_checked(target: &Path, expected: &[u8], content: &[u8]) -> Result
     if !meta.is_file() {
         return Err(ReplaceError::Changed(target.to_path_buf()));
     }
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.{}-{}.nidos-tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let tmp = temp_path(target);
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)

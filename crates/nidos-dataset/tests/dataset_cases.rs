@@ -351,12 +351,7 @@ fn dataset_cases() {
         return;
     };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/dataset");
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    cases.sort();
+    let cases = nidos_testkit::files_with_extension(&dir, "yaml");
     assert!(!cases.is_empty(), "no cases in {}", dir.display());
     let filter = std::env::var("CASE").ok();
     let mut failed = Vec::new();

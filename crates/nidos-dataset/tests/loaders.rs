@@ -29,13 +29,7 @@ fn is_aux(name: &str) -> bool {
 
 /// The input files of one format, sorted.
 fn inputs(kind: &str) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(data_dir(kind))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file() && !is_aux(&name_of(p)))
-        .collect();
-    out.sort();
-    out
+    nidos_testkit::sorted_entries(&data_dir(kind), |p| p.is_file() && !is_aux(&name_of(p)))
 }
 
 fn name_of(p: &Path) -> String {
@@ -156,16 +150,22 @@ impl Run {
     }
 }
 
+/// Checks each case file of `kind` against the outcome `actual_of` gives for its bytes.
+fn byte_cases(kind: &str, actual_of: impl Fn(&[u8]) -> Json) {
+    let mut run = Run::new();
+    for input in inputs(kind) {
+        let bytes = std::fs::read(&input).unwrap();
+        run.check(&input, actual_of(&bytes), true);
+    }
+    run.finish(kind);
+}
+
 #[test]
 fn json_cases() {
-    let mut run = Run::new();
-    for input in inputs("json") {
-        let bytes = std::fs::read(&input).unwrap();
-        let r = loaders::json::read_json_object(&bytes);
-        let actual = outcome(r, |m| Json::Object(m.clone()));
-        run.check(&input, actual, true);
-    }
-    run.finish("json");
+    byte_cases("json", |bytes| {
+        let r = loaders::json::read_json_object(bytes);
+        outcome(r, |m| Json::Object(m.clone()))
+    });
 }
 
 fn table_json(t: &loaders::tsv::Table) -> Json {
@@ -398,62 +398,47 @@ fn loaded<T>(r: Result<T, LoadIssue>) -> Result<Loaded<T>, LoadIssue> {
 
 #[test]
 fn gzip_cases() {
-    let mut run = Run::new();
-    for input in inputs("gzip") {
-        let bytes = std::fs::read(&input).unwrap();
+    byte_cases("gzip", |bytes| {
         // Callers pass a bounded prefix; the header cases fit in 512 bytes.
         let prefix = &bytes[..bytes.len().min(512)];
         let r = loaded(loaders::gzip::read_gzip_header(prefix));
-        run.check(&input, outcome(r, |h| h.to_value().to_json()), true);
-    }
-    run.finish("gzip");
+        outcome(r, |h| h.to_value().to_json())
+    });
 }
 
 #[test]
 fn tiff_cases() {
-    let mut run = Run::new();
-    for input in inputs("tiff") {
-        let bytes = std::fs::read(&input).unwrap();
-        let r = loaded(loaders::tiff::read_tiff(&bytes));
-        let actual = outcome(r, |t| {
+    byte_cases("tiff", |bytes| {
+        let r = loaded(loaders::tiff::read_tiff(bytes));
+        outcome(r, |t| {
             json!({
                 "tiff": t.to_value().to_json(),
                 "description_head": t.description.as_ref().map(|d| d.chars().take(24).collect::<String>()),
                 "ome": t.ome.as_ref().map(|o| o.to_value().to_json()),
             })
-        });
-        run.check(&input, actual, true);
-    }
-    run.finish("tiff");
+        })
+    });
 }
 
 #[test]
 fn bval_cases() {
-    let mut run = Run::new();
-    for input in inputs("bval") {
-        let bytes = std::fs::read(&input).unwrap();
-        let r = loaders::bval::read_bval(&bytes);
-        let actual = outcome(r, |b| b.to_value_with_path("/sub-01/dwi/x.bval").to_json());
-        run.check(&input, actual, true);
-    }
-    run.finish("bval");
+    byte_cases("bval", |bytes| {
+        let r = loaders::bval::read_bval(bytes);
+        outcome(r, |b| b.to_value_with_path("/sub-01/dwi/x.bval").to_json())
+    });
 }
 
 #[test]
 fn bvec_cases() {
-    let mut run = Run::new();
-    for input in inputs("bvec") {
-        let bytes = std::fs::read(&input).unwrap();
-        let r = loaders::bvec::read_bvec(&bytes);
-        let actual = outcome(r, |b| {
+    byte_cases("bvec", |bytes| {
+        let r = loaders::bvec::read_bvec(bytes);
+        outcome(r, |b| {
             json!({
                 "context": b.to_value_with_path("/sub-01/dwi/x.bvec").to_json(),
                 "rows": b.rows,
             })
-        });
-        run.check(&input, actual, true);
-    }
-    run.finish("bvec");
+        })
+    });
 }
 
 /// Feeds every loader with mutations (bit flips, truncations, splices) of every case file:

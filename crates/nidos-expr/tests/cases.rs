@@ -44,12 +44,7 @@ fn run(label: &str, cases: &[Case]) -> (usize, Vec<String>) {
 #[test]
 fn own_case_files() {
     let dir = repo_root().join("tests/expr");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .collect();
-    files.sort();
+    let files = nidos_testkit::files_with_extension(&dir, "yaml");
     assert!(!files.is_empty(), "no case files in {}", dir.display());
     let mut total = 0;
     let mut failures = Vec::new();

@@ -61,12 +61,7 @@ fn every_schema_expression_parses() {
         println!("skipped: {} is absent", dir.display());
         return;
     }
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
+    let files = nidos_testkit::files_with_extension(&dir, "json");
     let mut failures = Vec::new();
     let mut total = 0;
     let mut templates_total = 0;

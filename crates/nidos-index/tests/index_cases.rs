@@ -87,12 +87,7 @@ fn run_case(path: &Path) {
 #[test]
 fn index_cases() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    paths.sort();
+    let paths = nidos_testkit::files_with_extension(&dir, "yaml");
     assert!(!paths.is_empty());
     for p in &paths {
         run_case(p);

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::error::SchemaErrors;
 use crate::version::{compare_versions, is_version};
+use crate::yaml::push_key;
 
 /// Keys whose texts are prose, not names: they do not decide what a version accepts.
 const PROSE_KEYS: &[&str] = &["description", "display_name"];
@@ -151,11 +152,7 @@ fn collect(v: &Value, path: &mut String, key: &str, out: &mut Vec<Change>) {
                 });
             }
             for (k, x) in m {
-                let len = path.len();
-                if len > 0 {
-                    path.push('.');
-                }
-                path.push_str(k);
+                let len = push_key(path, k);
                 collect(x, path, k, out);
                 path.truncate(len);
             }

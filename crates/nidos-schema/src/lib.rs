@@ -25,6 +25,7 @@ mod changes;
 use brand::serve_brand;
 mod check;
 mod compact;
+mod dir_entries;
 mod embedded;
 mod error;
 mod lifecycle;

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{ErrorKind, SchemaError};
 use crate::version::{compare_versions, is_version};
-use crate::yaml::TreeInfo;
+use crate::yaml::{push_key, TreeInfo};
 
 /// The annotation keys.
 pub const LIFECYCLE_KEYS: &[&str] = &["since", "deprecated", "removed"];
@@ -122,11 +122,7 @@ fn copy_alive(
                 if !alive(x, at) {
                     continue;
                 }
-                let len = path.len();
-                if len > 0 {
-                    path.push('.');
-                }
-                path.push_str(k);
+                let len = push_key(path, k);
                 out.insert(k.clone(), copy_alive(x, path, at, deps));
                 path.truncate(len);
             }
@@ -193,11 +189,7 @@ fn strip_in(v: &mut Value, path: &mut String, at: &str, deps: &mut IndexMap<Stri
                 }
             }
             for (k, x) in m.iter_mut() {
-                let len = path.len();
-                if len > 0 {
-                    path.push('.');
-                }
-                path.push_str(k);
+                let len = push_key(path, k);
                 strip_in(x, path, at, deps);
                 path.truncate(len);
             }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::dir_entries::visible_entries;
 use crate::error::{ErrorKind, SchemaError, SchemaErrors};
 
 /// Where the parts of a YAML tree came from, and its version file.
@@ -82,8 +83,8 @@ fn read_dir_tree(
     errors: &mut Vec<SchemaError>,
 ) -> Map<String, Value> {
     let mut out = Map::new();
-    let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+    let entries = match visible_entries(dir) {
+        Ok(entries) => entries,
         Err(e) => {
             errors.push(
                 SchemaError::new(ErrorKind::Io, prefix, format!("cannot read directory: {e}"))
@@ -92,14 +93,7 @@ fn read_dir_tree(
             return out;
         }
     };
-    entries.sort();
-    for p in entries {
-        let Some(name) = p.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
-            continue;
-        };
-        if name.starts_with('.') {
-            continue;
-        }
+    for (name, p) in entries {
         let (key, value) = if p.is_dir() {
             let key = format!("{prefix}.{name}");
             info.files.push((key.clone(), p.clone()));
@@ -354,7 +348,7 @@ fn join(at: &str, k: &str) -> String {
 
 /// Appends `.k` (or `k` at the top) to the dotted key `at`, returning the length to cut
 /// it back to.
-fn push_key(at: &mut String, k: &str) -> usize {
+pub(crate) fn push_key(at: &mut String, k: &str) -> usize {
     let len = at.len();
     if len > 0 {
         at.push('.');

@@ -237,12 +237,7 @@ fn editing_a_yaml_file_changes_the_next_load() {
 #[test]
 fn bad_inputs_give_located_errors() {
     let root = fixtures().join("bad");
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    cases.sort();
+    let cases = nidos_testkit::sub_directories(&root);
     assert!(cases.len() >= 6);
     let mut failures = Vec::new();
     for case in &cases {

@@ -597,13 +597,8 @@ mod tests {
             ("Other", ("SIDECAR_KEY_RECOMMENDED", Severity::Warning)),
             ("acme", ("SIDECAR_KEY_RECOMMENDED", Severity::Warning)),
         ] {
-            let dir = tempfile::tempdir().unwrap();
+            let dir = dataset_at_1_10();
             let root = dir.path();
-            std::fs::write(
-                root.join("dataset_description.json"),
-                r#"{"Name": "d", "StdVersion": "1.10.0", "BIDSVersion": "1.10.0"}"#,
-            )
-            .unwrap();
             let anat = root.join("sub-01/anat");
             std::fs::create_dir_all(&anat).unwrap();
             std::fs::write(anat.join("sub-01_T1w.nii.gz"), b"x").unwrap();
@@ -623,6 +618,17 @@ mod tests {
         }
     }
 
+    /// A temporary dataset with only a description, of version 1.10.0 under both names.
+    fn dataset_at_1_10() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("dataset_description.json"),
+            r#"{"Name": "d", "StdVersion": "1.10.0", "BIDSVersion": "1.10.0"}"#,
+        )
+        .unwrap();
+        dir
+    }
+
     /// The shared issue list starts with room for the issues of a typical file set (no
     /// reallocation below that count), and with none for no files.
     #[test]
@@ -638,13 +644,8 @@ mod tests {
     #[test]
     fn shared_sidecar_error_is_deterministic() {
         let schema = nidos_schema::load_path(Path::new(BUNDLED)).unwrap();
-        let dir = tempfile::tempdir().unwrap();
+        let dir = dataset_at_1_10();
         let root = dir.path();
-        std::fs::write(
-            root.join("dataset_description.json"),
-            r#"{"Name": "d", "StdVersion": "1.10.0", "BIDSVersion": "1.10.0"}"#,
-        )
-        .unwrap();
         std::fs::write(
             root.join("task-rest_bold.json"),
             r#"{"TaskName": "rest", "RepetitionTime": "two seconds"}"#,

@@ -152,7 +152,24 @@ pub struct Run {
     pub elapsed: Duration,
 }
 
+/// The memory a validation may use on the large and hostile files: 300 MiB.
+const PEAK_RSS_LIMIT_KB: u64 = 300 * 1024;
+
 impl Run {
+    /// Prints the time and peak memory of the run (labelled `what`) and asserts the peak
+    /// stayed below 300 MiB.
+    pub fn assert_bounded_memory(&self, what: &str) {
+        println!(
+            "{what}: {:?}, peak RSS {} KiB",
+            self.elapsed, self.peak_rss_kb
+        );
+        assert!(
+            self.peak_rss_kb < PEAK_RSS_LIMIT_KB,
+            "peak RSS {} KiB",
+            self.peak_rss_kb
+        );
+    }
+
     /// Asserts a normal exit (0 or 16) and a parseable JSON report; returns the issues.
     pub fn issues(&self) -> Vec<Json> {
         assert!(
