@@ -34,12 +34,14 @@ const SCRIPT: &str = include_str!("report_page.js");
 
 const SEVERITIES: [Severity; 3] = [Severity::Error, Severity::Warning, Severity::Ignore];
 
-/// One location of an issue, with the attributes the filters use.
+/// One location of an issue, with the attributes the filters use: borrowed from the
+/// issue (its location, `prefix` the derivative dataset's folder before it), so a
+/// report of a million issues costs no text of its own here.
 struct Row<'a> {
     issue: &'a Issue,
-    location: String,
-    subject: String,
-    datatype: String,
+    prefix: &'a str,
+    subject: &'a str,
+    datatype: &'a str,
 }
 
 /// The locations of one (severity, code, sub-code), and the report they come from.
@@ -73,25 +75,17 @@ pub fn write_html(
     // Rows by (severity, code), then sub-code.
     let mut groups: BTreeMap<(Severity, &str), BTreeMap<&str, Unit<'_>>> = BTreeMap::new();
     let mut by_code: BTreeMap<&str, Tally> = BTreeMap::new();
-    let mut by_datatype: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut subjects: BTreeSet<String> = BTreeSet::new();
+    let mut by_datatype: BTreeMap<&str, Tally> = BTreeMap::new();
+    let mut subjects: BTreeSet<&str> = BTreeSet::new();
     let mut total = 0usize;
     for (prefix, r) in &all {
         for i in &r.issues {
-            let location = format!("{prefix}{}", i.location);
-            let (subject, datatype) = subject_and_datatype(&location);
+            let (subject, datatype) = subject_and_datatype(&i.location);
             let code = i.code().as_str();
             by_code.entry(code).or_default()[slot(i.severity)] += 1;
-            match by_datatype.get_mut(&datatype) {
-                Some(t) => t[slot(i.severity)] += 1,
-                None => {
-                    let mut t = Tally::default();
-                    t[slot(i.severity)] = 1;
-                    by_datatype.insert(datatype.clone(), t);
-                }
-            }
-            if !subject.is_empty() && !subjects.contains(&subject) {
-                subjects.insert(subject.clone());
+            by_datatype.entry(datatype).or_default()[slot(i.severity)] += 1;
+            if !subject.is_empty() {
+                subjects.insert(subject);
             }
             total += 1;
             groups
@@ -102,7 +96,7 @@ pub fn write_html(
                 .0
                 .push(Row {
                     issue: i,
-                    location,
+                    prefix,
                     subject,
                     datatype,
                 });
@@ -130,20 +124,12 @@ pub fn write_html(
         ["error", "warning", "ignore"].into_iter(),
     );
     select(&mut page, "code", "Code", by_code.keys().copied());
-    select(
-        &mut page,
-        "subject",
-        "Subject",
-        subjects.iter().map(String::as_str),
-    );
+    select(&mut page, "subject", "Subject", subjects.iter().copied());
     select(
         &mut page,
         "datatype",
         "Datatype",
-        by_datatype
-            .keys()
-            .filter(|d| !d.is_empty())
-            .map(String::as_str),
+        by_datatype.keys().filter(|d| !d.is_empty()).copied(),
     );
     page.push_str("<button type=\"button\" id=\"clear-filters\">Clear filters</button>");
     page.push_str("<button type=\"button\" id=\"expand-all\">Expand all</button>");
@@ -277,7 +263,7 @@ fn summary(page: &mut String, prefix: &str, r: &Report) {
 fn overview(
     page: &mut String,
     by_code: &BTreeMap<&str, Tally>,
-    by_datatype: &BTreeMap<String, Tally>,
+    by_datatype: &BTreeMap<&str, Tally>,
 ) {
     page.push_str("<section class=\"overview\"><h2>Overview</h2>");
     page.push_str("<p class=\"legend\">All issues of the report; a bar sets the filter.<span class=\"e\"></span>errors<span class=\"w\"></span>warnings<span class=\"i\"></span>ignored</p><div class=\"charts\">");
@@ -294,7 +280,7 @@ fn overview(
             plural(more, "code")
         );
     }
-    let mut types: Vec<(&str, &Tally)> = by_datatype.iter().map(|(d, t)| (d.as_str(), t)).collect();
+    let mut types: Vec<(&str, &Tally)> = by_datatype.iter().map(|(d, t)| (*d, t)).collect();
     types.sort_by(|a, b| sum(b.1).cmp(&sum(a.1)).then(a.0.cmp(b.0)));
     chart(page, "datatype", "Issues by datatype", &types);
     page.push_str("</div></section>\n");
@@ -484,9 +470,7 @@ fn rest_attribute(page: &mut String, rows: &[Row<'_>]) {
     }
     let mut rest: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for r in &rows[MAX_LOCATIONS..] {
-        *rest
-            .entry((r.subject.as_str(), r.datatype.as_str()))
-            .or_default() += 1;
+        *rest.entry((r.subject, r.datatype)).or_default() += 1;
     }
     let triples: Vec<(&str, &str, usize)> = rest.into_iter().map(|((s, d), n)| (s, d, n)).collect();
     let json = serde_json::to_string(&triples).unwrap_or_else(|_| "[]".into());
@@ -499,12 +483,12 @@ fn locations(page: &mut String, code: &str, rows: &[Row<'_>]) {
     for row in rows.iter().take(MAX_LOCATIONS) {
         page.push_str("<li class=\"loc\"");
         if !row.subject.is_empty() {
-            let _ = write!(page, " data-subject=\"{}\"", esc(&row.subject));
+            let _ = write!(page, " data-subject=\"{}\"", esc(row.subject));
         }
         if !row.datatype.is_empty() {
-            let _ = write!(page, " data-datatype=\"{}\"", esc(&row.datatype));
+            let _ = write!(page, " data-datatype=\"{}\"", esc(row.datatype));
         }
-        let _ = write!(page, ">{}", esc(&row.location));
+        let _ = write!(page, ">{}{}", esc(row.prefix), esc(&row.issue.location));
         let i = row.issue;
         if let Some(n) = i.line_number() {
             let _ = write!(page, ":{n}");
@@ -537,12 +521,12 @@ fn locations(page: &mut String, code: &str, rows: &[Row<'_>]) {
 }
 
 /// The subject label and datatype directory of a dataset path (empty when none).
-fn subject_and_datatype(location: &str) -> (String, String) {
+fn subject_and_datatype(location: &str) -> (&str, &str) {
     let parts: Vec<&str> = location.split('/').filter(|p| !p.is_empty()).collect();
     let Some(at) = parts.iter().position(|p| p.starts_with("sub-")) else {
-        return (String::new(), String::new());
+        return ("", "");
     };
-    let subject = parts[at].trim_start_matches("sub-").to_string();
+    let subject = parts[at].trim_start_matches("sub-");
     // Directories below the subject (the last part is the file itself).
     let dirs = parts
         .get(at + 1..parts.len().saturating_sub(1))
@@ -550,7 +534,7 @@ fn subject_and_datatype(location: &str) -> (String, String) {
     let datatype = dirs
         .iter()
         .find(|d| !d.starts_with("ses-"))
-        .map(|d| d.to_string())
+        .copied()
         .unwrap_or_default();
     (subject, datatype)
 }
@@ -608,11 +592,7 @@ mod tests {
             ("/derivatives/p/sub-03/eeg/x.edf", ("03", "eeg")),
         ];
         for (path, (s, d)) in cases {
-            assert_eq!(
-                subject_and_datatype(path),
-                (s.to_string(), d.to_string()),
-                "{path}"
-            );
+            assert_eq!(subject_and_datatype(path), (s, d), "{path}");
         }
         assert_eq!(
             esc("<a href=\"x\">&'"),
