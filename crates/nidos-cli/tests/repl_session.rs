@@ -2,29 +2,20 @@
 //! are printed once however many `:file` commands follow, and an input with open
 //! brackets continues under the continuation prompt.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod support;
 
-const BIN: &str = env!("CARGO_BIN_EXE_nidos");
+use std::process::Command;
+
+use support::{output_with_stdin, BIN};
 
 fn repl(dir: &std::path::Path, script: &str) -> (String, String) {
-    let mut child = Command::new(BIN)
-        .arg("repl")
-        .arg(dir)
-        .env("HOME", dir.join("home"))
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nidos runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(script.as_bytes())
-        .expect("script written");
-    let out = child.wait_with_output().expect("nidos finishes");
+    let out = output_with_stdin(
+        Command::new(BIN)
+            .arg("repl")
+            .arg(dir)
+            .env("HOME", dir.join("home")),
+        script,
+    );
     assert!(out.status.success(), "{out:?}");
     (
         String::from_utf8_lossy(&out.stdout).to_string(),

@@ -17,8 +17,8 @@ use std::io::Write;
 
 use nidos_schema::Schema;
 
-use super::code_message;
 use super::text::{expectation, occurrence_text};
+use super::{code_message, plural};
 use crate::issue::{Issue, Severity};
 use crate::report::Report;
 
@@ -537,14 +537,6 @@ fn subject_and_datatype(location: &str) -> (&str, &str) {
         .copied()
         .unwrap_or_default();
     (subject, datatype)
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }
 
 /// A size in binary units with one decimal: `5.1 MiB`; under 1 KiB in bytes.

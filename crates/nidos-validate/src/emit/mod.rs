@@ -108,3 +108,12 @@ pub fn write(out: &mut impl Write, format: Format, e: &Emit<'_>) -> std::io::Res
 pub(crate) fn code_message(r: &Report, code: &str) -> String {
     crate::explain::explain(code, r.code_messages.get(code).map(String::as_str))
 }
+
+/// `1 file`, `2 files`: a count with its word, for the human-readable reports.
+pub(crate) fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}

@@ -6,7 +6,7 @@ use std::io::Write;
 use nidos_schema::Schema;
 
 use super::escape::control;
-use super::Emit;
+use super::{plural, Emit};
 use crate::issue::{Issue, Severity};
 use crate::report::Report;
 
@@ -409,14 +409,6 @@ pub(crate) fn write_summary(
         )?;
     }
     Ok(())
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }
 
 fn human_size(bytes: u64) -> String {
