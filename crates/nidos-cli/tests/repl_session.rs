@@ -8,7 +8,10 @@ use std::process::Command;
 
 use support::{output_with_stdin, BIN};
 
-fn repl(dir: &std::path::Path, script: &str) -> (String, String) {
+/// Runs `script` through `nidos repl` on a new [`dataset`]: (stdout, stderr).
+fn repl(script: &str) -> (String, String) {
+    let ds = dataset();
+    let dir = ds.path();
     let out = output_with_stdin(
         Command::new(BIN)
             .arg("repl")
@@ -45,9 +48,7 @@ fn dataset() -> tempfile::TempDir {
 
 #[test]
 fn the_schema_warning_is_printed_once() {
-    let ds = dataset();
     let (stdout, stderr) = repl(
-        ds.path(),
         ":file sub-01/anat/sub-01_T1w.nii.gz\nsuffix\n:file sub-01/anat/sub-01_T1w.json\nextension\n:file sub-01/anat/sub-01_T1w.nii.gz\n:quit\n",
     );
     let warnings = stderr.matches("warning").count();
@@ -58,9 +59,7 @@ fn the_schema_warning_is_printed_once() {
 
 #[test]
 fn open_brackets_continue_on_the_next_line() {
-    let ds = dataset();
     let (stdout, stderr) = repl(
-        ds.path(),
         ":file sub-01/anat/sub-01_T1w.nii.gz\nintersects([suffix,\n  'bold'],\n ['T1w'])\n'a(' + \"b\"\n:quit\n",
     );
     assert!(stdout.contains("[\"T1w\"]"), "{stdout}\n{stderr}");
@@ -72,11 +71,8 @@ fn open_brackets_continue_on_the_next_line() {
 /// is chosen it does not.
 #[test]
 fn fields_read_before_file_get_a_hint() {
-    let ds = dataset();
-    let (stdout, stderr) = repl(
-        ds.path(),
-        "suffix\n1 + 1\n:file sub-01/anat/sub-01_T1w.nii.gz\nsuffix\n:quit\n",
-    );
+    let (stdout, stderr) =
+        repl("suffix\n1 + 1\n:file sub-01/anat/sub-01_T1w.nii.gz\nsuffix\n:quit\n");
     assert_eq!(
         stdout.matches("hint: no file selected").count(),
         1,
