@@ -152,6 +152,13 @@ fn fragment_matches(expected: &Json, actual: &Json) -> bool {
     }
 }
 
+/// The list under `key` (none when absent).
+fn list<'a>(v: &'a Json, key: &str) -> &'a [Json] {
+    v.get(key)
+        .and_then(Json::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
 fn pairs(v: Option<&Json>) -> Option<Vec<Vec<String>>> {
     v.map(|v| {
         let mut out: Vec<Vec<String>> = v
@@ -260,24 +267,14 @@ fn run_case(path: &Path, info: &Arc<SchemaInfo>) -> Result<(), String> {
                 }
             }
         }
-        for name in expect
-            .get("absent")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for name in list(expect, "absent") {
             let n = name.as_str().unwrap();
             let v = ctx.lookup(n);
             if !v.is_null() {
                 errors.push(format!("{n}: want null, got {v}"));
             }
         }
-        for e in expect
-            .get("exists")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for e in list(expect, "exists") {
             let rule = e[0].as_str().unwrap();
             let p = e[1].as_str().unwrap();
             let got = ctx.exists(rule, p);
