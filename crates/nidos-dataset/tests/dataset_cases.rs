@@ -32,7 +32,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use nidos_dataset::{Dataset, MemFs, OpenOptions, SchemaInfo};
+use nidos_dataset::{Dataset, DatasetIssue, MemFs, OpenOptions, SchemaInfo};
 use nidos_expr::Context;
 use serde_json::Value as Json;
 
@@ -152,6 +152,16 @@ fn fragment_matches(expected: &Json, actual: &Json) -> bool {
     }
 }
 
+/// The (code, location) of each issue, sorted.
+fn code_locations(issues: &[DatasetIssue]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = issues
+        .iter()
+        .map(|i| vec![i.code.clone(), i.location.clone()])
+        .collect();
+    out.sort();
+    out
+}
+
 /// The list under `key` (none when absent).
 fn list<'a>(v: &'a Json, key: &str) -> &'a [Json] {
     v.get(key)
@@ -236,12 +246,7 @@ fn run_case(path: &Path, info: &Arc<SchemaInfo>) -> Result<(), String> {
         }
     }
     if let Some(want) = pairs(expect.get("issues")) {
-        let mut got: Vec<Vec<String>> = ds
-            .issues()
-            .iter()
-            .map(|i| vec![i.code.clone(), i.location.clone()])
-            .collect();
-        got.sort();
+        let got = code_locations(&ds.issues());
         if got != want {
             errors.push(format!("issues:\n  want {want:?}\n  got  {got:?}"));
         }
@@ -311,12 +316,7 @@ fn run_case(path: &Path, info: &Arc<SchemaInfo>) -> Result<(), String> {
         }
         if let Some(want) = pairs(expect.get("load_issues")) {
             ctx.load_own();
-            let mut got: Vec<Vec<String>> = ctx
-                .load_issues()
-                .iter()
-                .map(|i| vec![i.code.clone(), i.location.clone()])
-                .collect();
-            got.sort();
+            let mut got = code_locations(&ctx.load_issues());
             got.dedup();
             if got != want {
                 errors.push(format!(
