@@ -21,7 +21,7 @@ use indexmap::IndexMap;
 use nidos_dataset::query::{build_path, PathError};
 use nidos_dataset::{Dataset, OpenOptions};
 use serde_json::Value as Json;
-use support::{stdout, upstream_schema, BIN, SHARED};
+use support::{assert_exit, stdout, upstream_schema, BIN, SHARED};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/query");
 
@@ -99,11 +99,7 @@ fn ls_paths(dir: &Path, schema: &Path, derivatives: bool) -> BTreeMap<String, BT
         args.push("--derivatives");
     }
     let out = nidos(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let v: Json = serde_json::from_str(&stdout(&out)).unwrap();
     let mut by_ds: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for m in v.as_array().unwrap() {
@@ -232,11 +228,7 @@ fn init_output_validates_without_errors() {
         "--license",
         "CC0-1.0",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let readme = std::fs::read_to_string(dir.join("README")).unwrap();
     assert!(readme.len() >= 150, "README is {} bytes", readme.len());
     let desc: Json = serde_json::from_str(

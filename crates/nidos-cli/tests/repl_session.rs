@@ -8,7 +8,10 @@ use std::process::Command;
 
 use support::{output_with_stdin, BIN};
 
-fn repl(dir: &std::path::Path, script: &str) -> (String, String) {
+/// Runs `script` through `nidos repl` on a new [`dataset`]: (stdout, stderr).
+fn repl(script: &str) -> (String, String) {
+    let ds = dataset();
+    let dir = ds.path();
     let out = output_with_stdin(
         Command::new(BIN)
             .arg("repl")
@@ -45,9 +48,7 @@ fn dataset() -> tempfile::TempDir {
 
 #[test]
 fn the_schema_warning_is_printed_once() {
-    let ds = dataset();
     let (stdout, stderr) = repl(
-        ds.path(),
         ":file sub-01/anat/sub-01_T1w.nii.gz\nsuffix\n:file sub-01/anat/sub-01_T1w.json\nextension\n:file sub-01/anat/sub-01_T1w.nii.gz\n:quit\n",
     );
     let warnings = stderr.matches("warning").count();
@@ -58,9 +59,7 @@ fn the_schema_warning_is_printed_once() {
 
 #[test]
 fn open_brackets_continue_on_the_next_line() {
-    let ds = dataset();
     let (stdout, stderr) = repl(
-        ds.path(),
         ":file sub-01/anat/sub-01_T1w.nii.gz\nintersects([suffix,\n  'bold'],\n ['T1w'])\n'a(' + \"b\"\n:quit\n",
     );
     assert!(stdout.contains("[\"T1w\"]"), "{stdout}\n{stderr}");
@@ -68,80 +67,12 @@ fn open_brackets_continue_on_the_next_line() {
     assert!(!stderr.contains("error"), "{stderr}");
 }
 
-/// In a terminal (tmux): the continuation prompt, and Tab completing a `:file` path.
-#[test]
-fn terminal_session_shows_continuation_prompt_and_completes_paths() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        println!("skip: tmux is not installed");
-        return;
-    }
-    let ds = dataset();
-    let socket = format!("nidos-test-{}", std::process::id());
-    let tmux = |args: &[&str]| {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&socket)
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    };
-    let command = format!(
-        "env HOME={} NO_COLOR=1 {BIN} repl {}",
-        ds.path().join("home").display(),
-        ds.path().display()
-    );
-    let started = tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        "t",
-        "-x",
-        "150",
-        "-y",
-        "40",
-        &command,
-    ]);
-    assert!(started.status.success(), "{started:?}");
-    let screen =
-        || String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "t"]).stdout).to_string();
-    let wait_for = |what: &str| -> String {
-        let mut last = String::new();
-        for _ in 0..100 {
-            last = screen();
-            if last.contains(what) {
-                return last;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        let _ = tmux(&["kill-server"]);
-        panic!("{what:?} never appeared on the screen:\n{last}");
-    };
-    wait_for("nidos>");
-    tmux(&["send-keys", "-t", "t", ":file sub-0", "Tab"]);
-    wait_for(":file sub-01/");
-    tmux(&["send-keys", "-t", "t", "an", "Tab"]);
-    wait_for(":file sub-01/anat/");
-    tmux(&["send-keys", "-t", "t", "sub-01_T1w.n", "Tab"]);
-    wait_for(":file sub-01/anat/sub-01_T1w.nii.gz");
-    tmux(&["send-keys", "-t", "t", "Enter"]);
-    wait_for("context: sub-01/anat/sub-01_T1w.nii.gz");
-    tmux(&["send-keys", "-t", "t", "[suffix,", "Enter"]);
-    wait_for("  ...>");
-    tmux(&["send-keys", "-t", "t", "'x']", "Enter"]);
-    wait_for("[\"T1w\",\"x\"]");
-    tmux(&["send-keys", "-t", "t", ":quit", "Enter"]);
-    let _ = tmux(&["kill-server"]);
-}
-
 /// Before `:file`, reading a context field gives null: the REPL says why, once a file
 /// is chosen it does not.
 #[test]
 fn fields_read_before_file_get_a_hint() {
-    let ds = dataset();
-    let (stdout, stderr) = repl(
-        ds.path(),
-        "suffix\n1 + 1\n:file sub-01/anat/sub-01_T1w.nii.gz\nsuffix\n:quit\n",
-    );
+    let (stdout, stderr) =
+        repl("suffix\n1 + 1\n:file sub-01/anat/sub-01_T1w.nii.gz\nsuffix\n:quit\n");
     assert_eq!(
         stdout.matches("hint: no file selected").count(),
         1,
@@ -227,29 +158,67 @@ impl Drop for Terminal {
     }
 }
 
+/// One step of a terminal session: the keys sent, then the texts awaited on the screen.
+type Step<'a> = (&'a [&'a str], &'a [&'a str]);
+
+/// Runs `steps` in a new terminal session (named `name`), then quits; nothing when
+/// tmux is not installed.
+fn in_terminal(name: &str, steps: &[Step<'_>]) {
+    let Some(term) = Terminal::start(name) else {
+        return;
+    };
+    for (keys, screen) in steps {
+        term.keys(keys);
+        term.wait_for(screen);
+    }
+    term.keys(&[":quit", "Enter"]);
+}
+
+/// In a terminal: the continuation prompt, and Tab completing a `:file` path.
+#[test]
+fn terminal_session_shows_continuation_prompt_and_completes_paths() {
+    in_terminal(
+        "session",
+        &[
+            (&[":file sub-0", "Tab"], &[":file sub-01/"]),
+            (&["an", "Tab"], &[":file sub-01/anat/"]),
+            (
+                &["sub-01_T1w.n", "Tab"],
+                &[":file sub-01/anat/sub-01_T1w.nii.gz"],
+            ),
+            (&["Enter"], &["context: sub-01/anat/sub-01_T1w.nii.gz"]),
+            (&["[suffix,", "Enter"], &["  ...>"]),
+            (&["'x']", "Enter"], &["[\"T1w\",\"x\"]"]),
+        ],
+    );
+}
+
 /// In a terminal: once `:file` chose a file, the prompt names it.
 #[test]
 fn terminal_prompt_names_the_current_file() {
-    let Some(term) = Terminal::start("prompt") else {
-        return;
-    };
-    term.keys(&[":file sub-01/anat/sub-01_T1w.nii.gz", "Enter"]);
-    term.wait_for(&["nidos sub-01_T1w.nii.gz>"]);
-    term.keys(&[":quit", "Enter"]);
+    in_terminal(
+        "prompt",
+        &[(
+            &[":file sub-01/anat/sub-01_T1w.nii.gz", "Enter"],
+            &["nidos sub-01_T1w.nii.gz>"],
+        )],
+    );
 }
 
 /// In a terminal: Tab lists the candidates at once rather than cycling through them
 /// one by one.
 #[test]
 fn terminal_tab_lists_the_candidates() {
-    let Some(term) = Terminal::start("list") else {
-        return;
-    };
-    term.keys(&[":file sub-01/anat/sub-01_T1w.nii.gz", "Enter"]);
-    term.wait_for(&["context: sub-01/anat/sub-01_T1w.nii.gz"]);
-    // `s` starts several fields and functions: two Tabs list them side by side.
-    term.keys(&["s", "Tab", "Tab"]);
-    term.wait_for(&["sidecar", "suffix", "subject"]);
-    term.keys(&["C-c"]);
-    term.keys(&[":quit", "Enter"]);
+    in_terminal(
+        "list",
+        &[
+            (
+                &[":file sub-01/anat/sub-01_T1w.nii.gz", "Enter"],
+                &["context: sub-01/anat/sub-01_T1w.nii.gz"],
+            ),
+            // `s` starts several fields and functions: two Tabs list them side by side.
+            (&["s", "Tab", "Tab"], &["sidecar", "suffix", "subject"]),
+            (&["C-c"], &[]),
+        ],
+    );
 }

@@ -144,6 +144,33 @@ fn physical_ok(v: &Json, bases: &Json, at: &str, errors: &mut Vec<String>) {
     }
 }
 
+/// The items of the list `v.<key>`, each with its path; an error when the list is
+/// missing or empty.
+fn items<'v>(
+    v: &'v Json,
+    key: &str,
+    at: &str,
+    errors: &mut Vec<String>,
+) -> Vec<(String, &'v Json)> {
+    let list = listed(v, key, at);
+    if list.is_empty() {
+        errors.push(format!("{at}: {key} is missing or empty"));
+    }
+    list
+}
+
+/// The items of the list `v.<key>` (none when it is missing), each with its path.
+fn listed<'v>(v: &'v Json, key: &str, at: &str) -> Vec<(String, &'v Json)> {
+    let list = v
+        .get(key)
+        .and_then(Json::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    list.iter()
+        .enumerate()
+        .map(|(n, x)| (format!("{at}.{key}[{n}]"), x))
+        .collect()
+}
+
 /// The SARIF 2.1.0 rules for the parts of a log nidos writes; returns what is wrong.
 /// A `fix` object: a description, and at least one artifact change, each with an
 /// artifact location and at least one replacement whose deleted region has a
@@ -158,16 +185,7 @@ fn fix_ok(v: &Json, bases: &Json, at: &str, errors: &mut Vec<String>) {
     if let Some(d) = v.get("description") {
         message_ok(d, &format!("{at}.description"), errors);
     }
-    let changes = v
-        .get("artifactChanges")
-        .and_then(Json::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if changes.is_empty() {
-        errors.push(format!("{at}: artifactChanges is missing or empty"));
-    }
-    for (n, c) in changes.iter().enumerate() {
-        let cat = format!("{at}.artifactChanges[{n}]");
+    for (cat, c) in items(v, "artifactChanges", at, errors) {
         keys_within(
             c,
             &["artifactLocation", "replacements", "properties"],
@@ -178,16 +196,7 @@ fn fix_ok(v: &Json, bases: &Json, at: &str, errors: &mut Vec<String>) {
             Some(l) => artifact_location_ok(l, bases, &cat, errors),
             None => errors.push(format!("{cat}: no artifactLocation")),
         }
-        let reps = c
-            .get("replacements")
-            .and_then(Json::as_array)
-            .cloned()
-            .unwrap_or_default();
-        if reps.is_empty() {
-            errors.push(format!("{cat}: replacements is missing or empty"));
-        }
-        for (k, r) in reps.iter().enumerate() {
-            let rat = format!("{cat}.replacements[{k}]");
+        for (rat, r) in items(c, "replacements", &cat, errors) {
             keys_within(
                 r,
                 &["deletedRegion", "insertedContent", "properties"],
@@ -249,14 +258,9 @@ fn check_sarif(log: &Json) -> Vec<String> {
         {
             errors.push(format!("{at}: driver has no name"));
         }
-        let rules = driver
-            .get("rules")
-            .and_then(Json::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let rules = listed(driver, "rules", &at);
         let mut ids = BTreeSet::new();
-        for (n, rule) in rules.iter().enumerate() {
-            let rat = format!("{at}.rules[{n}]");
+        for (rat, rule) in &rules {
             keys_within(
                 rule,
                 &[
@@ -269,7 +273,7 @@ fn check_sarif(log: &Json) -> Vec<String> {
                     "helpUri",
                     "properties",
                 ],
-                &rat,
+                rat,
                 &mut errors,
             );
             match rule.get("id").and_then(Json::as_str) {
@@ -315,14 +319,8 @@ fn check_sarif(log: &Json) -> Vec<String> {
                 &rat,
                 &mut errors,
             );
-            for (k, fix) in res
-                .get("fixes")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
-                fix_ok(fix, &bases, &format!("{rat}.fixes[{k}]"), &mut errors);
+            for (fat, fix) in listed(res, "fixes", &rat) {
+                fix_ok(fix, &bases, &fat, &mut errors);
             }
             match res.get("message") {
                 Some(m) => message_ok(m, &rat, &mut errors),
@@ -338,7 +336,7 @@ fn check_sarif(log: &Json) -> Vec<String> {
                 match i.as_i64() {
                     Some(-1) => {}
                     Some(k) if k >= 0 && (k as usize) < rules.len() => {
-                        let id = rules[k as usize]["id"].as_str().unwrap_or("");
+                        let id = rules[k as usize].1["id"].as_str().unwrap_or("");
                         if rule_id != id && !rule_id.starts_with(&format!("{id}/")) {
                             errors.push(format!(
                                 "{rat}: ruleId {rule_id} is not rule {id} or below it"
@@ -348,14 +346,7 @@ fn check_sarif(log: &Json) -> Vec<String> {
                     _ => errors.push(format!("{rat}: ruleIndex {i} out of range")),
                 }
             }
-            for (k, loc) in res
-                .get("locations")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
-                let lat = format!("{rat}.locations[{k}]");
+            for (lat, loc) in listed(res, "locations", &rat) {
                 keys_within(
                     loc,
                     &[
@@ -372,14 +363,7 @@ fn check_sarif(log: &Json) -> Vec<String> {
                     physical_ok(p, &bases, &format!("{lat}.physicalLocation"), &mut errors);
                 }
             }
-            for (k, loc) in res
-                .get("relatedLocations")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
-                let lat = format!("{rat}.relatedLocations[{k}]");
+            for (lat, loc) in listed(res, "relatedLocations", &rat) {
                 if loc.get("id").and_then(Json::as_i64).is_some_and(|i| i < -1) {
                     errors.push(format!("{lat}: id below -1"));
                 }

@@ -44,6 +44,11 @@ fn serve(routes: HashMap<&'static str, (u16, Vec<u8>)>) -> Server {
     Server { port, hits }
 }
 
+/// A server that answers `path` with the compiled schema.
+fn serve_schema(path: &'static str) -> Server {
+    serve(HashMap::from([(path, (200, compiled_schema().to_vec()))]))
+}
+
 fn answer(mut stream: TcpStream, routes: &HashMap<&'static str, (u16, Vec<u8>)>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request = String::new();
@@ -84,6 +89,15 @@ fn dataset(root: &Path) -> PathBuf {
     std::fs::write(ds.join("README"), "A dataset for the download test.\n").unwrap();
     std::fs::write(ds.join("sub-01/anat/sub-01_T1w.nii.gz"), b"").unwrap();
     ds
+}
+
+/// A scratch directory (removed on drop) with a dataset in it, and the path of a
+/// download cache there (not created).
+fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let ds = dataset(tmp.path());
+    let cache = tmp.path().join("cache");
+    (tmp, ds, cache)
 }
 
 fn nidos(cache: &Path, template_port: u16, args: &[&str]) -> Output {
@@ -127,20 +141,18 @@ fn cached(cache: &Path) -> Vec<String> {
 
 #[test]
 fn a_release_tag_is_downloaded_once_then_read_from_the_cache_offline() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ds = dataset(tmp.path());
-    let cache = tmp.path().join("cache");
-    let server = serve(HashMap::from([(
-        "/en/v1.9.0/schema.json",
-        (200, compiled_schema().to_vec()),
-    )]));
+    let (_tmp, ds, cache) = scratch();
+    let server = serve_schema("/en/v1.9.0/schema.json");
     let ds_arg = ds.to_str().unwrap();
+    let validate = || {
+        nidos(
+            &cache,
+            server.port,
+            &["validate", ds_arg, "--schema", "v1.9.0"],
+        )
+    };
 
-    let first = nidos(
-        &cache,
-        server.port,
-        &["validate", ds_arg, "--schema", "v1.9.0"],
-    );
+    let first = validate();
     assert_validated(&first);
     assert_eq!(server.hits.load(Ordering::SeqCst), 1);
     assert_eq!(
@@ -148,20 +160,14 @@ fn a_release_tag_is_downloaded_once_then_read_from_the_cache_offline() {
         [format!("127.0.0.1_{}_en_v1.9.0_schema.json", server.port)]
     );
     // A fixed release is not asked for again: the server sees no second request.
-    let again = nidos(
-        &cache,
-        server.port,
-        &["validate", ds_arg, "--schema", "v1.9.0"],
-    );
+    let again = validate();
     assert_validated(&again);
     assert_eq!(server.hits.load(Ordering::SeqCst), 1);
 }
 
 #[test]
 fn offline_without_a_cached_copy_is_a_clear_error_naming_the_cache_path() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ds = dataset(tmp.path());
-    let cache = tmp.path().join("cache");
+    let (_tmp, ds, cache) = scratch();
     let port = closed_port();
     let out = nidos(
         &cache,
@@ -180,13 +186,8 @@ fn offline_without_a_cached_copy_is_a_clear_error_naming_the_cache_path() {
 
 #[test]
 fn a_url_is_refreshed_when_possible_and_falls_back_to_the_cache() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ds = dataset(tmp.path());
-    let cache = tmp.path().join("cache");
-    let server = serve(HashMap::from([(
-        "/mine/schema.json",
-        (200, compiled_schema().to_vec()),
-    )]));
+    let (_tmp, ds, cache) = scratch();
+    let server = serve_schema("/mine/schema.json");
     let url = format!("http://127.0.0.1:{}/mine/schema.json", server.port);
     let ds_arg = ds.to_str().unwrap();
     let first = nidos(&cache, 1, &["validate", ds_arg, "--schema", &url]);
@@ -220,9 +221,7 @@ fn a_url_is_refreshed_when_possible_and_falls_back_to_the_cache() {
 
 #[test]
 fn a_response_that_is_not_a_compiled_schema_is_refused_and_not_cached() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ds = dataset(tmp.path());
-    let cache = tmp.path().join("cache");
+    let (_tmp, ds, cache) = scratch();
     let server = serve(HashMap::from([
         ("/en/v1.9.0/schema.json", (200, br#"{"hello": 1}"#.to_vec())),
         ("/en/v1.8.0/schema.json", (200, b"<html>".to_vec())),
@@ -247,10 +246,7 @@ fn a_response_that_is_not_a_compiled_schema_is_refused_and_not_cached() {
 fn schema_commands_take_a_release_tag_too() {
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
-    let server = serve(HashMap::from([(
-        "/en/v1.9.0/schema.json",
-        (200, compiled_schema().to_vec()),
-    )]));
+    let server = serve_schema("/en/v1.9.0/schema.json");
     let out = nidos(
         &cache,
         server.port,

@@ -167,11 +167,7 @@ fn exported_tree_is_read_back_and_edits_take_effect() {
         .arg(&tree)
         .output()
         .unwrap();
-    assert!(
-        export.status.success(),
-        "{}",
-        String::from_utf8_lossy(&export.stderr)
-    );
+    assert_exit(&export, 0);
     assert!(tree.join("version.yaml").is_file());
     let run = || {
         Command::new(support::BIN)

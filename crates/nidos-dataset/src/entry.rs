@@ -104,13 +104,7 @@ impl DatasetIssue {
         m.insert("severity".into(), self.severity.as_str().into());
         m.insert("location".into(), self.location.clone().into());
         m.insert("message".into(), self.message.clone().into());
-        if let Some(l) = self.line {
-            m.insert("line".into(), l.into());
-        }
-        if let Some(c) = self.column {
-            m.insert("column".into(), c.into());
-        }
-        serde_json::Value::Object(m)
+        crate::loaders::with_position(m, self.line, self.column)
     }
 }
 

@@ -32,7 +32,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use nidos_dataset::{Dataset, MemFs, OpenOptions, SchemaInfo};
+use nidos_dataset::{Dataset, DatasetIssue, MemFs, OpenOptions, SchemaInfo};
 use nidos_expr::Context;
 use serde_json::Value as Json;
 
@@ -152,6 +152,23 @@ fn fragment_matches(expected: &Json, actual: &Json) -> bool {
     }
 }
 
+/// The (code, location) of each issue, sorted.
+fn code_locations(issues: &[DatasetIssue]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = issues
+        .iter()
+        .map(|i| vec![i.code.clone(), i.location.clone()])
+        .collect();
+    out.sort();
+    out
+}
+
+/// The list under `key` (none when absent).
+fn list<'a>(v: &'a Json, key: &str) -> &'a [Json] {
+    v.get(key)
+        .and_then(Json::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
 fn pairs(v: Option<&Json>) -> Option<Vec<Vec<String>>> {
     v.map(|v| {
         let mut out: Vec<Vec<String>> = v
@@ -229,12 +246,7 @@ fn run_case(path: &Path, info: &Arc<SchemaInfo>) -> Result<(), String> {
         }
     }
     if let Some(want) = pairs(expect.get("issues")) {
-        let mut got: Vec<Vec<String>> = ds
-            .issues()
-            .iter()
-            .map(|i| vec![i.code.clone(), i.location.clone()])
-            .collect();
-        got.sort();
+        let got = code_locations(&ds.issues());
         if got != want {
             errors.push(format!("issues:\n  want {want:?}\n  got  {got:?}"));
         }
@@ -260,24 +272,14 @@ fn run_case(path: &Path, info: &Arc<SchemaInfo>) -> Result<(), String> {
                 }
             }
         }
-        for name in expect
-            .get("absent")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for name in list(expect, "absent") {
             let n = name.as_str().unwrap();
             let v = ctx.lookup(n);
             if !v.is_null() {
                 errors.push(format!("{n}: want null, got {v}"));
             }
         }
-        for e in expect
-            .get("exists")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for e in list(expect, "exists") {
             let rule = e[0].as_str().unwrap();
             let p = e[1].as_str().unwrap();
             let got = ctx.exists(rule, p);
@@ -314,12 +316,7 @@ fn run_case(path: &Path, info: &Arc<SchemaInfo>) -> Result<(), String> {
         }
         if let Some(want) = pairs(expect.get("load_issues")) {
             ctx.load_own();
-            let mut got: Vec<Vec<String>> = ctx
-                .load_issues()
-                .iter()
-                .map(|i| vec![i.code.clone(), i.location.clone()])
-                .collect();
-            got.sort();
+            let mut got = code_locations(&ctx.load_issues());
             got.dedup();
             if got != want {
                 errors.push(format!(

@@ -18,6 +18,14 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
+/// Asserts the file `p` holds `content` and is alone in its folder (no temporary file
+/// was left beside it).
+fn assert_alone_with(p: &Path, content: &str) {
+    assert_eq!(std::fs::read_to_string(p).unwrap(), content);
+    let name = p.file_name().unwrap().to_string_lossy();
+    assert_eq!(names(p.parent().unwrap()), [name]);
+}
+
 #[test]
 fn json_is_pretty_with_two_spaces_and_final_newline() {
     let tmp = tempfile::tempdir().unwrap();
@@ -97,8 +105,7 @@ fn serialisation_failure_leaves_nothing() {
     // Over an existing file with force: the old content stays.
     std::fs::write(&p, "old").unwrap();
     write_json(&p, &Failing, true).unwrap_err();
-    assert_eq!(std::fs::read_to_string(&p).unwrap(), "old");
-    assert_eq!(names(tmp.path()), ["x_bold.json"]);
+    assert_alone_with(&p, "old");
 }
 
 #[test]
@@ -136,8 +143,7 @@ fn io_failure_mid_write_leaves_nothing() {
     })
     .unwrap_err();
     assert!(err.to_string().contains("injected"), "{err}");
-    assert_eq!(std::fs::read_to_string(&p).unwrap(), "filename\n");
-    assert_eq!(names(tmp.path()), ["sub-01_scans.tsv"]);
+    assert_alone_with(&p, "filename\n");
 }
 
 #[test]

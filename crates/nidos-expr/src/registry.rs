@@ -117,7 +117,8 @@ const fn function(
     }
 }
 
-/// Every operator and function, operators first.
+/// Every operator and function, operators first (one entry a line).
+#[rustfmt::skip]
 pub static REGISTRY: &[Entry] = &[
     op("_||_", Func::Or, "||", PREC_OR, false, "a if a is truthy, else b"),
     op("_&&_", Func::And, "&&", PREC_AND, false, "a if a is falsy, else b"),
@@ -138,43 +139,19 @@ pub static REGISTRY: &[Entry] = &[
     op("-_", Func::Neg, "-", PREC_NEG, true, "negation"),
     function("match", Func::Match, 2, 2, "match(str, regex): regex search (ECMAScript syntax)"),
     function("type", Func::Type, 1, 1, "type(x): null, boolean, number, string, array or object"),
-    function(
-        "intersects",
-        Func::Intersects,
-        2,
-        2,
-        "intersects(a, b): the shared items, or false when none",
-    ),
+    function("intersects", Func::Intersects, 2, 2, "intersects(a, b): the shared items, or false when none"),
     function("length", Func::Length, 1, 1, "length(x): items of an array, characters of a string"),
-    function(
-        "exists",
-        Func::Exists,
-        1,
-        2,
-        "exists(paths, rule): how many paths exist (rule: dataset, subject, stimuli, file, <scheme>-uri)",
-    ),
+    function("exists", Func::Exists, 1, 2, "exists(paths, rule): how many paths exist (rule: dataset, subject, stimuli, file, <scheme>-uri)"),
     function("count", Func::Count, 2, 2, "count(list, value): how many items equal value"),
     function("index", Func::Index, 2, 2, "index(list, value): first position of value, or null"),
     function("min", Func::Min, 1, 1, "min(list): smallest number, ignoring non-numbers such as n/a"),
     function("max", Func::Max, 1, 1, "max(list): largest number, ignoring non-numbers such as n/a"),
-    function(
-        "sorted",
-        Func::Sorted,
-        1,
-        2,
-        "sorted(list, method): sorted copy; method auto, numeric or lexical",
-    ),
+    function("sorted", Func::Sorted, 1, 2, "sorted(list, method): sorted copy; method auto, numeric or lexical"),
     function("substr", Func::Substr, 3, 3, "substr(str, start, end): characters start..end"),
     function("allequal", Func::AllEqual, 2, 2, "allequal(a, b): same length and equal items"),
     function("unique", Func::Unique, 1, 1, "unique(list): items without repeats, first kept"),
     function("lower", Func::Lower, 1, 1, "lower(x): lower-case string, or each string of a list"),
-    function(
-        "replace",
-        Func::Replace,
-        3,
-        3,
-        "replace(x, regex, text): every match replaced, in a string or each string of a list",
-    ),
+    function("replace", Func::Replace, 3, 3, "replace(x, regex, text): every match replaced, in a string or each string of a list"),
     function("filter", Func::Filter, 2, 2, "filter(list, regex): the string items that match"),
     function("zip", Func::Zip, 2, 2, "zip(a, b): the pairs [a[i], b[i]], as long as the shorter list"),
 ];

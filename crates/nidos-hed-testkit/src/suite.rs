@@ -32,6 +32,16 @@ pub fn read_cases(dir: &Path) -> Result<Vec<Value>, String> {
     Ok(cases)
 }
 
+/// For a miss: which list the item is in (`fails` or `passes`) and what it should have
+/// given (one of the `accepted` codes, or nothing).
+pub fn expected(expect_fail: bool, accepted: &[&str]) -> (&'static str, String) {
+    if expect_fail {
+        ("fails", accepted.join("|"))
+    } else {
+        ("passes", "nothing".into())
+    }
+}
+
 /// The codes a failing item of `case` may report: its `error_code` and its `alt_codes`.
 pub fn accepted_codes(case: &Value) -> Vec<&str> {
     let mut accepted = vec![case["error_code"].as_str().unwrap_or("?")];

@@ -66,6 +66,15 @@ impl Node {
     }
 }
 
+/// The tags among `items` (not in nested groups) that were resolved and pass `keep`.
+fn resolved_where(items: &[Node], keep: impl Fn(&Resolved) -> bool) -> Vec<&Resolved> {
+    items
+        .iter()
+        .filter_map(Node::resolved)
+        .filter(|r| keep(r))
+        .collect()
+}
+
 /// What the string is and where it sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -314,11 +323,7 @@ impl<'a> Checker<'a> {
             }
         }
         if depth > 0 {
-            let tops: Vec<&Resolved> = items
-                .iter()
-                .filter_map(Node::resolved)
-                .filter(|r| r.top_level_group)
-                .collect();
+            let tops = resolved_where(items, |r| r.top_level_group);
             let delays = tops.iter().filter(|r| r.special == Special::Delay).count();
             if tops.len() - delays > 1 || delays > 1 {
                 issues.push(e(
@@ -423,11 +428,7 @@ impl<'a> Checker<'a> {
     }
 
     fn check_def_expand(&self, items: &[Node], issues: &mut Vec<HedIssue>) {
-        let expands: Vec<&Resolved> = items
-            .iter()
-            .filter_map(Node::resolved)
-            .filter(|r| r.special == Special::DefExpand)
-            .collect();
+        let expands = resolved_where(items, |r| r.special == Special::DefExpand);
         let Some(r) = expands.first() else {
             return;
         };
@@ -505,11 +506,9 @@ impl<'a> Checker<'a> {
     }
 
     fn check_temporal(&self, items: &[Node], issues: &mut Vec<HedIssue>) {
-        let temporal: Vec<&Resolved> = items
-            .iter()
-            .filter_map(Node::resolved)
-            .filter(|r| matches!(r.special, Special::Onset | Special::Offset | Special::Inset))
-            .collect();
+        let temporal = resolved_where(items, |r| {
+            matches!(r.special, Special::Onset | Special::Offset | Special::Inset)
+        });
         let Some(t) = temporal.first() else {
             return;
         };
@@ -598,11 +597,7 @@ fn check_duration(items: &[Node], issues: &mut Vec<HedIssue>) {
 
 /// The shape of a `(Definition/Name[/#], (contents))` group.
 fn check_definition_group(items: &[Node], issues: &mut Vec<HedIssue>) {
-    let defs: Vec<&Resolved> = items
-        .iter()
-        .filter_map(Node::resolved)
-        .filter(|r| r.special == Special::Definition)
-        .collect();
+    let defs = resolved_where(items, |r| r.special == Special::Definition);
     let Some(d) = defs.first() else {
         return;
     };
@@ -699,16 +694,13 @@ pub fn placeholder_count(nodes: &[Node]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::versions::SchemaSource;
+    use crate::events::tests::schemas_and_defs;
 
     /// Tags with a value are resolved anew each time, with the same result; tags without
     /// one (and tags that do not resolve) are remembered.
     #[test]
     fn tags_with_a_value_are_not_remembered() {
-        let schemas = SchemaSource::new(Vec::new())
-            .load_versions(&serde_json::json!("8.3.0"))
-            .unwrap();
-        let defs = Definitions::default();
+        let (schemas, defs) = schemas_and_defs();
         let checker = Checker::new(&schemas, &defs);
         let s = "Experimental-trial/12, Red, Frequency/550 Hz, Frequency/x Hz";
         let first = checker.check(s, Role::Event, false);

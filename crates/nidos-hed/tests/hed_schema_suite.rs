@@ -9,7 +9,7 @@ use std::path::Path;
 
 use nidos_hed::{HedIssue, SchemaSource};
 use nidos_hed_testkit::schema_dev::check_wiki;
-use nidos_hed_testkit::suite::{accepted_codes, read_cases};
+use nidos_hed_testkit::suite::{accepted_codes, expected, read_cases};
 use nidos_hed_testkit::{read_wiki, read_wiki_lines};
 use serde_json::Value;
 
@@ -88,14 +88,9 @@ fn hed_schema_suite() {
                             }
                         })
                         .collect();
+                    let (side, want) = expected(expect_fail, &accepted);
                     misses.push(format!(
-                        "{name} {} #{i}: expected {}, got [{}]",
-                        if expect_fail { "fails" } else { "passes" },
-                        if expect_fail {
-                            accepted.join("|")
-                        } else {
-                            "nothing".into()
-                        },
+                        "{name} {side} #{i}: expected {want}, got [{}]",
                         got.join("; "),
                     ));
                 }

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use nidos_hed::SchemaSource;
-use nidos_hed_testkit::suite::{accepted_codes, read_cases, run_item, ItemKind};
+use nidos_hed_testkit::suite::{accepted_codes, expected, read_cases, run_item, ItemKind};
 
 const SUITE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -63,14 +63,9 @@ fn hed_validation_suite() {
                             .iter()
                             .map(|x| format!("{}{}", x.code, if x.warning { "(w)" } else { "" }))
                             .collect();
+                        let (side, want) = expected(expect_fail, &accepted);
                         misses.push(format!(
-                            "{name} {key} {} #{i}: expected {}, got [{}] item {}",
-                            if expect_fail { "fails" } else { "passes" },
-                            if expect_fail {
-                                accepted.join("|")
-                            } else {
-                                "nothing".into()
-                            },
+                            "{name} {key} {side} #{i}: expected {want}, got [{}] item {}",
                             got.join(", "),
                             if verbose {
                                 item.to_string()

@@ -47,41 +47,11 @@ const OTHER_META_KEYS: &[&str] = &[
 ];
 
 const TERM_KEYS: &[&str] = &["value", "display_name", "description"];
-const SUFFIX_KEYS: &[&str] = &[
-    "value",
-    "display_name",
-    "description",
-    "unit",
-    "anyOf",
-    "minValue",
-    "maxValue",
-];
-const ENTITY_KEYS: &[&str] = &[
-    "name",
-    "display_name",
-    "description",
-    "type",
-    "format",
-    "enum",
-];
-const FORMAT_KEYS: &[&str] = &["display_name", "description", "pattern"];
 const NAMED_KEYS: &[&str] = &["name", "display_name", "description"];
-const FILE_OBJ_KEYS: &[&str] = &["display_name", "description", "file_type"];
-const ENUM_KEYS: &[&str] = &[
-    "value",
-    "display_name",
-    "description",
-    "type",
-    "enum",
-    "tags",
-];
-const DEFINITION_KEYS: &[&str] = &[
-    "name",
-    "display_name",
-    "description",
-    "type",
-    "format",
-    "enum",
+/// What an entity adds to [`NAMED_KEYS`]; a metadata or column definition adds
+/// [`SCHEMA_KEYS`] to both.
+const TYPED_KEYS: &[&str] = &["type", "format", "enum"];
+const SCHEMA_KEYS: &[&str] = &[
     "anyOf",
     "oneOf",
     "allOf",
@@ -104,7 +74,13 @@ const DEFINITION_KEYS: &[&str] = &[
     "required_fields",
     "recommended_fields",
 ];
-/// Keys a column definition may have beyond [`DEFINITION_KEYS`].
+/// What a suffix adds to [`TERM_KEYS`].
+const SUFFIX_ONLY_KEYS: &[&str] = &["unit", "anyOf", "minValue", "maxValue"];
+/// What an enum value adds to [`TERM_KEYS`].
+const ENUM_ONLY_KEYS: &[&str] = &["type", "enum", "tags"];
+const FORMAT_KEYS: &[&str] = &["display_name", "description", "pattern"];
+const FILE_OBJ_KEYS: &[&str] = &["display_name", "description", "file_type"];
+/// Keys a column definition may have beyond a metadata definition's.
 const COLUMN_ONLY_KEYS: &[&str] = &["deprecated_values"];
 const DEPRECATED_VALUE_KEYS: &[&str] = &["value", "issue"];
 
@@ -126,7 +102,11 @@ impl Checker {
     fn columns(&mut self, table: &Value) {
         for (k, def) in children(table) {
             let at = format!("objects.columns.{k}");
-            self.keys_of(def, &at, &[DEFINITION_KEYS, COLUMN_ONLY_KEYS]);
+            self.keys_of(
+                def,
+                &at,
+                &[NAMED_KEYS, TYPED_KEYS, SCHEMA_KEYS, COLUMN_ONLY_KEYS],
+            );
             let Some(list) = def.get("deprecated_values") else {
                 continue;
             };
@@ -165,15 +145,15 @@ impl Checker {
         self.keys(objects, "objects", OBJECT_TABLES);
         for (t, tv) in children(objects) {
             let at = format!("objects.{t}");
-            let allowed = match t.as_str() {
-                "datatypes" | "extensions" => TERM_KEYS,
-                "suffixes" => SUFFIX_KEYS,
-                "entities" => ENTITY_KEYS,
-                "formats" => FORMAT_KEYS,
-                "common_principles" | "modalities" | "metaentities" => NAMED_KEYS,
-                "files" => FILE_OBJ_KEYS,
-                "enums" => ENUM_KEYS,
-                "metadata" => DEFINITION_KEYS,
+            let allowed: &[&[&str]] = match t.as_str() {
+                "datatypes" | "extensions" => &[TERM_KEYS],
+                "suffixes" => &[TERM_KEYS, SUFFIX_ONLY_KEYS],
+                "entities" => &[NAMED_KEYS, TYPED_KEYS],
+                "formats" => &[FORMAT_KEYS],
+                "common_principles" | "modalities" | "metaentities" => &[NAMED_KEYS],
+                "files" => &[FILE_OBJ_KEYS],
+                "enums" => &[TERM_KEYS, ENUM_ONLY_KEYS],
+                "metadata" => &[NAMED_KEYS, TYPED_KEYS, SCHEMA_KEYS],
                 "columns" => {
                     self.columns(tv);
                     continue;
@@ -189,7 +169,7 @@ impl Checker {
         self.table(
             rules.get("modalities").unwrap_or(&Value::Null),
             "rules.modalities",
-            &["datatypes"],
+            &[&["datatypes"]],
         );
 
         let meta = raw.get("meta").unwrap_or(&Value::Null);

@@ -66,9 +66,10 @@ impl Checker {
         }
     }
 
-    pub(crate) fn table(&mut self, v: &Value, at: &str, allowed: &[&str]) {
+    /// Each entry of the mapping `v` has only keys of the `allowed` lists.
+    pub(crate) fn table(&mut self, v: &Value, at: &str, allowed: &[&[&str]]) {
         for (k, x) in children(v) {
-            self.keys(x, &format!("{at}.{k}"), allowed);
+            self.keys_of(x, &format!("{at}.{k}"), allowed);
         }
     }
 

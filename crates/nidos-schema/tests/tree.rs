@@ -105,21 +105,14 @@ fn every_ref_form_resolves() {
     );
 
     // A path through a referenced node, with an override and a deletion.
-    let func = s
-        .file_rules
-        .iter()
-        .find(|r| r.id == "rules.files.raw.func.func")
-        .unwrap();
+    let file_rule = |id: &str| s.file_rules.iter().find(|r| r.id == id).unwrap();
+    let func = file_rule("rules.files.raw.func.func");
     assert_eq!(
         func.entities.keys().collect::<Vec<_>>(),
         ["subject", "session", "task", "part"]
     );
     // Shallow merge: local `entities` replaces the referenced mapping whole.
-    let events = s
-        .file_rules
-        .iter()
-        .find(|r| r.id == "rules.files.raw.func.events")
-        .unwrap();
+    let events = file_rule("rules.files.raw.func.events");
     assert_eq!(
         events.entities.keys().collect::<Vec<_>>(),
         ["subject", "task", "part"]

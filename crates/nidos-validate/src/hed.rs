@@ -540,35 +540,17 @@ mod tests {
         let a = w("TAG_INVALID", "a");
         let b = w("TAG_INVALID", "b");
         let c = w("TAG_EXPRESSION_REPEATED", "a");
+        // One case a line.
+        #[rustfmt::skip]
         let cases: Vec<Vec<(Option<usize>, &HedIssue)>> = vec![
             vec![],
             vec![(None, &a), (None, &a), (Some(2), &a)],
             vec![(Some(2), &a), (Some(2), &b), (Some(2), &a), (Some(3), &a)],
             vec![(Some(2), &a), (Some(2), &c), (Some(3), &b), (Some(3), &b)],
             vec![(Some(2), &a), (Some(4), &b), (Some(2), &a), (Some(3), &a)],
-            vec![
-                (Some(2), &a),
-                (Some(5), &b),
-                (Some(5), &b),
-                (Some(3), &c),
-                (Some(5), &b),
-            ],
-            vec![
-                (None, &a),
-                (Some(2), &a),
-                (None, &a),
-                (None, &b),
-                (Some(9), &c),
-                (Some(9), &c),
-            ],
-            vec![
-                (Some(7), &a),
-                (Some(7), &a),
-                (Some(8), &b),
-                (Some(8), &a),
-                (Some(7), &a),
-                (Some(6), &b),
-            ],
+            vec![(Some(2), &a), (Some(5), &b), (Some(5), &b), (Some(3), &c), (Some(5), &b)],
+            vec![(None, &a), (Some(2), &a), (None, &a), (None, &b), (Some(9), &c), (Some(9), &c)],
+            vec![(Some(7), &a), (Some(7), &a), (Some(8), &b), (Some(8), &a), (Some(7), &a), (Some(6), &b)],
         ];
         for (n, case) in cases.iter().enumerate() {
             // A sidecar issue before the table's row issues: not part of the filter.

@@ -188,31 +188,34 @@ impl Run {
 
     /// Asserts that an issue with `code` at `location` was reported.
     pub fn expect(&self, code: &str, location: &str) {
-        let issues = self.issues();
-        let found = issues
-            .iter()
-            .any(|i| i["code"] == code && i["location"] == location);
-        assert!(
-            found,
-            "no {code} at {location}; issues:\n{}",
-            summary(&issues)
-        );
+        let what = format!("no {code} at {location}");
+        self.expect_where(Some(code), |l| l == location, &what);
     }
 
-    /// Asserts no issue has `code` (at any location starting with `prefix`).
-    pub fn expect_none(&self, code: &str, prefix: &str) {
+    /// Asserts that an issue (with `code`, or any code for `None`) was reported at a
+    /// location for which `at` holds; `what` says what is missing otherwise.
+    pub fn expect_where(&self, code: Option<&str>, at: impl Fn(&str) -> bool, what: &str) {
         let issues = self.issues();
-        let bad: Vec<&Json> = issues
-            .iter()
-            .filter(|i| {
-                i["code"] == code
-                    && i["location"]
-                        .as_str()
-                        .is_some_and(|l| l.starts_with(prefix))
-            })
-            .collect();
+        let found = !located(&issues, code, at).is_empty();
+        assert!(found, "{what}; issues:\n{}", summary(&issues));
+    }
+
+    /// Asserts no issue has `code` (any code for `None`) at a location starting with
+    /// `prefix`.
+    pub fn expect_none(&self, code: Option<&str>, prefix: &str) {
+        let bad = located(&self.issues(), code, |l| l.starts_with(prefix));
+        let code = code.unwrap_or("issue");
         assert!(bad.is_empty(), "unexpected {code} under {prefix}: {bad:?}");
     }
+}
+
+/// The issues (with `code`, or any code for `None`) at a location for which `at` holds.
+fn located(issues: &[Json], code: Option<&str>, at: impl Fn(&str) -> bool) -> Vec<Json> {
+    issues
+        .iter()
+        .filter(|i| code.is_none_or(|c| i["code"] == c) && i["location"].as_str().is_some_and(&at))
+        .cloned()
+        .collect()
 }
 
 /// One line per distinct (code, location).

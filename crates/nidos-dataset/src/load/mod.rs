@@ -259,6 +259,24 @@ pub struct HeaderLoad {
     pub issues: Vec<DatasetIssue>,
 }
 
+impl HeaderLoad {
+    /// A value, without issues.
+    fn found(value: Value) -> HeaderLoad {
+        HeaderLoad {
+            value,
+            issues: Vec::new(),
+        }
+    }
+
+    /// No value, and the issue that says why.
+    fn failed(issue: DatasetIssue) -> HeaderLoad {
+        HeaderLoad {
+            value: Value::Null,
+            issues: vec![issue],
+        }
+    }
+}
+
 /// The dataset type a description implies when it does not declare `DatasetType`:
 /// `derivative` when it names what generated the data (`GeneratedBy`), else `raw`.
 pub fn implied_dataset_type(description: &Value) -> &'static str {
@@ -482,6 +500,25 @@ impl Dataset {
         Ok(buf)
     }
 
+    /// A header that `parse` reads from the first bytes of file `idx` (`prefix` reads
+    /// them when needed): nothing for an unreadable file, the read error when the
+    /// bytes cannot be read.
+    fn header_from<'p>(
+        &self,
+        idx: usize,
+        prefix: impl FnOnce() -> &'p std::io::Result<Vec<u8>>,
+        parse: impl FnOnce(&FileEntry, &[u8]) -> HeaderLoad,
+    ) -> HeaderLoad {
+        let f = &self.files[idx];
+        if !f.readable() {
+            return HeaderLoad::default();
+        }
+        match prefix() {
+            Ok(b) => parse(f, b),
+            Err(e) => HeaderLoad::failed(read_error(&f.path, e)),
+        }
+    }
+
     /// The NIfTI header of file `idx` from its first bytes (`prefix` reads them when
     /// needed).
     pub(crate) fn nifti_from<'p>(
@@ -489,34 +526,20 @@ impl Dataset {
         idx: usize,
         prefix: impl FnOnce() -> &'p std::io::Result<Vec<u8>>,
     ) -> HeaderLoad {
-        let f = &self.files[idx];
-        if !f.readable() || self.opts.ignore_nifti_headers {
+        if self.opts.ignore_nifti_headers {
             return HeaderLoad::default();
         }
-        let prefix = match prefix() {
-            Ok(b) => b,
-            Err(e) => {
-                return HeaderLoad {
-                    value: Value::Null,
-                    issues: vec![read_error(&f.path, e)],
-                }
+        self.header_from(idx, prefix, |f, prefix| {
+            let res = if f.name.extension.ends_with(".gz") {
+                loaders::nifti::read_nifti_header_gz_bytes(prefix)
+            } else {
+                loaders::nifti::read_nifti_header(prefix)
+            };
+            match res {
+                Ok(h) => HeaderLoad::found(h.to_value()),
+                Err(i) => HeaderLoad::failed(DatasetIssue::from_load(&i, &f.path)),
             }
-        };
-        let res = if f.name.extension.ends_with(".gz") {
-            loaders::nifti::read_nifti_header_gz_bytes(prefix)
-        } else {
-            loaders::nifti::read_nifti_header(prefix)
-        };
-        match res {
-            Ok(h) => HeaderLoad {
-                value: h.to_value(),
-                issues: Vec::new(),
-            },
-            Err(i) => HeaderLoad {
-                value: Value::Null,
-                issues: vec![DatasetIssue::from_load(&i, &f.path)],
-            },
-        }
+        })
     }
 
     /// The gzip header of file `idx` from its first 4 KiB (`prefix` reads them when
@@ -526,17 +549,7 @@ impl Dataset {
         idx: usize,
         prefix: impl FnOnce() -> &'p std::io::Result<Vec<u8>>,
     ) -> HeaderLoad {
-        let f = &self.files[idx];
-        if !f.readable() {
-            return HeaderLoad::default();
-        }
-        match prefix() {
-            Ok(b) => gzip_value(&b[..b.len().min(4096)]),
-            Err(e) => HeaderLoad {
-                value: Value::Null,
-                issues: vec![read_error(&f.path, e)],
-            },
-        }
+        self.header_from(idx, prefix, |_, b| gzip_value(&b[..b.len().min(4096)]))
     }
 
     /// The TIFF facts of file `idx`: `(tiff, ome)` values.
@@ -551,10 +564,7 @@ impl Dataset {
                 Ok(b) => b,
                 Err(e) => {
                     return (
-                        HeaderLoad {
-                            value: Value::Null,
-                            issues: vec![read_error(&f.path, &e)],
-                        },
+                        HeaderLoad::failed(read_error(&f.path, &e)),
                         HeaderLoad::default(),
                     )
                 }
@@ -586,10 +596,7 @@ impl Dataset {
 /// content (NIfTI, TSV), not here: the part is just absent.
 pub(crate) fn gzip_value(prefix: &[u8]) -> HeaderLoad {
     match loaders::gzip::read_gzip_header(prefix) {
-        Ok(h) => HeaderLoad {
-            value: h.to_value(),
-            issues: Vec::new(),
-        },
+        Ok(h) => HeaderLoad::found(h.to_value()),
         Err(_) => HeaderLoad::default(),
     }
 }
@@ -599,14 +606,8 @@ pub(crate) fn gzip_value(prefix: &[u8]) -> HeaderLoad {
 pub(crate) fn tiff_values(bytes: &[u8]) -> (HeaderLoad, HeaderLoad) {
     match loaders::tiff::read_tiff(bytes) {
         Ok(t) => (
-            HeaderLoad {
-                value: t.to_value(),
-                issues: Vec::new(),
-            },
-            HeaderLoad {
-                value: t.ome.as_ref().map(|o| o.to_value()).unwrap_or(Value::Null),
-                issues: Vec::new(),
-            },
+            HeaderLoad::found(t.to_value()),
+            HeaderLoad::found(t.ome.as_ref().map(|o| o.to_value()).unwrap_or(Value::Null)),
         ),
         Err(_) => Default::default(),
     }

@@ -7,6 +7,16 @@ pub(crate) struct Bytes<'a> {
     pub little: bool,
 }
 
+/// One method per number type, named after it: the number at an offset, in the
+/// slice's byte order.
+macro_rules! reads {
+    ($($t:ident),*) => {$(
+        pub fn $t(&self, at: usize) -> Option<$t> {
+            self.number(at, $t::from_le_bytes, $t::from_be_bytes)
+        }
+    )*};
+}
+
 impl<'a> Bytes<'a> {
     pub fn new(data: &'a [u8], little: bool) -> Self {
         Bytes { data, little }
@@ -24,52 +34,18 @@ impl<'a> Bytes<'a> {
         self.data.get(at).copied()
     }
 
-    pub fn u16(&self, at: usize) -> Option<u16> {
-        let a = self.array::<2>(at)?;
-        Some(if self.little {
-            u16::from_le_bytes(a)
-        } else {
-            u16::from_be_bytes(a)
-        })
+    /// The `N` bytes at `at` as a number, read with `le` or `be` by the byte order.
+    fn number<const N: usize, T>(
+        &self,
+        at: usize,
+        le: fn([u8; N]) -> T,
+        be: fn([u8; N]) -> T,
+    ) -> Option<T> {
+        let a = self.array::<N>(at)?;
+        Some(if self.little { le(a) } else { be(a) })
     }
 
-    pub fn i16(&self, at: usize) -> Option<i16> {
-        self.u16(at).map(|v| v as i16)
-    }
-
-    pub fn u32(&self, at: usize) -> Option<u32> {
-        let a = self.array::<4>(at)?;
-        Some(if self.little {
-            u32::from_le_bytes(a)
-        } else {
-            u32::from_be_bytes(a)
-        })
-    }
-
-    pub fn i32(&self, at: usize) -> Option<i32> {
-        self.u32(at).map(|v| v as i32)
-    }
-
-    pub fn u64(&self, at: usize) -> Option<u64> {
-        let a = self.array::<8>(at)?;
-        Some(if self.little {
-            u64::from_le_bytes(a)
-        } else {
-            u64::from_be_bytes(a)
-        })
-    }
-
-    pub fn i64(&self, at: usize) -> Option<i64> {
-        self.u64(at).map(|v| v as i64)
-    }
-
-    pub fn f32(&self, at: usize) -> Option<f32> {
-        self.u32(at).map(f32::from_bits)
-    }
-
-    pub fn f64(&self, at: usize) -> Option<f64> {
-        self.u64(at).map(f64::from_bits)
-    }
+    reads! {u16, i16, u32, i32, u64, i64, f32, f64}
 
     pub fn slice(&self, at: usize, len: usize) -> Option<&'a [u8]> {
         self.data.get(at..at.checked_add(len)?)

@@ -85,14 +85,23 @@ impl LoadIssue {
         m.insert("code".into(), self.code.into());
         m.insert("severity".into(), self.severity.as_str().into());
         m.insert("message".into(), self.message.clone().into());
-        if let Some(l) = self.line {
-            m.insert("line".into(), l.into());
-        }
-        if let Some(c) = self.column {
-            m.insert("column".into(), c.into());
-        }
-        serde_json::Value::Object(m)
+        with_position(m, self.line, self.column)
     }
+}
+
+/// An issue's JSON object with `line` and `column` added at the end, where known.
+pub(crate) fn with_position(
+    mut m: serde_json::Map<String, serde_json::Value>,
+    line: Option<usize>,
+    column: Option<usize>,
+) -> serde_json::Value {
+    if let Some(l) = line {
+        m.insert("line".into(), l.into());
+    }
+    if let Some(c) = column {
+        m.insert("column".into(), c.into());
+    }
+    serde_json::Value::Object(m)
 }
 
 impl fmt::Display for LoadIssue {

@@ -323,12 +323,7 @@ fn parse_v1(b: &Bytes<'_>) -> Option<NiftiHeader> {
         pixdim[i] = f64::from(b.f32(76 + 4 * i)?);
     }
     let q = |o: usize| b.f32(o).map(f64::from);
-    let mut srow = [[0f64; 4]; 3];
-    for (r, row) in srow.iter_mut().enumerate() {
-        for (c, cell) in row.iter_mut().enumerate() {
-            *cell = q(280 + 16 * r + 4 * c)?;
-        }
-    }
+    let srow = affine_rows(|r, c| q(280 + 16 * r + 4 * c))?;
     Some(NiftiHeader {
         version: NiftiVersion::One,
         little_endian: b.little,
@@ -350,6 +345,17 @@ fn parse_v1(b: &Bytes<'_>) -> Option<NiftiHeader> {
     })
 }
 
+/// The three rows of the sform affine, cell (row, column) read by `cell`.
+fn affine_rows(cell: impl Fn(usize, usize) -> Option<f64>) -> Option<[[f64; 4]; 3]> {
+    let mut rows = [[0f64; 4]; 3];
+    for (r, row) in rows.iter_mut().enumerate() {
+        for (c, x) in row.iter_mut().enumerate() {
+            *x = cell(r, c)?;
+        }
+    }
+    Some(rows)
+}
+
 fn parse_v2(b: &Bytes<'_>) -> Option<NiftiHeader> {
     let mut dim = [0i64; 8];
     let mut pixdim = [0f64; 8];
@@ -357,12 +363,7 @@ fn parse_v2(b: &Bytes<'_>) -> Option<NiftiHeader> {
         dim[i] = b.i64(16 + 8 * i)?;
         pixdim[i] = b.f64(104 + 8 * i)?;
     }
-    let mut srow = [[0f64; 4]; 3];
-    for (r, row) in srow.iter_mut().enumerate() {
-        for (c, cell) in row.iter_mut().enumerate() {
-            *cell = b.f64(400 + 32 * r + 8 * c)?;
-        }
-    }
+    let srow = affine_rows(|r, c| b.f64(400 + 32 * r + 8 * c))?;
     Some(NiftiHeader {
         version: NiftiVersion::Two,
         little_endian: b.little,

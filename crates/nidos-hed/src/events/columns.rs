@@ -146,6 +146,13 @@ fn column_part(
     })
 }
 
+/// How a column's cells are read: the text of row `r`.
+type CellAt<'a, 't> = &'a mut dyn FnMut(usize) -> &'t str;
+
+/// A column's part ids, one per row, and the cells met first (the `i`-th has id
+/// `base + i`).
+type ColumnIds<'t> = (Vec<u32>, Vec<&'t str>);
+
 /// A column's part ids from the reader's codes of its cells (see
 /// `nidos_dataset::loaders::tsv::Table::codes`: a code is the rank of the cell's text in
 /// order of first appearance, which is the order ids are given in), with the cells met
@@ -154,8 +161,8 @@ fn ids_from_codes<'t>(
     codes: &[u32],
     n_rows: usize,
     base: u32,
-    at: &mut dyn FnMut(usize) -> &'t str,
-) -> Option<(Vec<u32>, Vec<&'t str>)> {
+    at: CellAt<'_, 't>,
+) -> Option<ColumnIds<'t>> {
     let codes = codes.get(..n_rows).filter(|c| c.len() == n_rows)?;
     let mut new_cells: Vec<&'t str> = Vec::new();
     let mut ids = Vec::with_capacity(n_rows);
@@ -174,11 +181,7 @@ fn ids_from_codes<'t>(
 /// A column's part ids when most of its cells are distinct: each cell that differs from
 /// the one above is a new part (finding the few repeats further apart would cost more, a
 /// hash of every cell, than the parts they save), with the cells met first.
-fn ids_by_row<'t>(
-    n_rows: usize,
-    base: u32,
-    at: &mut dyn FnMut(usize) -> &'t str,
-) -> (Vec<u32>, Vec<&'t str>) {
+fn ids_by_row<'t>(n_rows: usize, base: u32, at: CellAt<'_, 't>) -> ColumnIds<'t> {
     let mut ids = Vec::with_capacity(n_rows);
     let mut new_cells: Vec<&'t str> = Vec::with_capacity(n_rows);
     let mut last: Option<&'t str> = None;
@@ -194,11 +197,7 @@ fn ids_by_row<'t>(
 }
 
 /// A column's part ids found by the text of its cells, with the cells met first.
-fn ids_by_text<'t>(
-    n_rows: usize,
-    base: u32,
-    at: &mut dyn FnMut(usize) -> &'t str,
-) -> (Vec<u32>, Vec<&'t str>) {
+fn ids_by_text<'t>(n_rows: usize, base: u32, at: CellAt<'_, 't>) -> ColumnIds<'t> {
     let mut ids = Vec::with_capacity(n_rows);
     let mut index: HashMap<&'t str, u32> = HashMap::default();
     // The cells in the order they were first met: cell `i` has id `base + i`.

@@ -30,7 +30,7 @@ mod rows;
 mod sidecar;
 mod temporal;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use assemble::assemble_rows;
 pub use pieces::SharedPieces;

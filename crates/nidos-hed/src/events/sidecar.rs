@@ -240,8 +240,7 @@ fn collect_splices(items: &[Item], out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::defs::Definitions;
-    use crate::versions::SchemaSource;
+    use crate::events::tests::schemas_and_defs;
 
     /// The codes of the shape issues of reading `json`, with the columns read.
     fn read(json: Value) -> (SidecarHed, Vec<(String, &'static str)>) {
@@ -289,10 +288,7 @@ mod tests {
     /// (`{HED}` names the table's column); each wrong one is `SIDECAR_BRACES_INVALID`.
     #[test]
     fn splices_name_other_plain_columns() {
-        let schemas = SchemaSource::new(Vec::new())
-            .load_versions(&serde_json::json!("8.3.0"))
-            .unwrap();
-        let defs = Definitions::default();
+        let (schemas, defs) = schemas_and_defs();
         let checker = Checker::new(&schemas, &defs);
         let (sidecar, _) = read(serde_json::json!({
             "a": {"HED": "Sensory-event, {b}, {HED}"},

@@ -6,8 +6,8 @@ use super::*;
 use crate::defs::Definitions;
 use crate::versions::{HedSchemas, SchemaSource};
 
-/// The 8.3.0 schemas and no definitions, for a checker.
-fn schemas_and_defs() -> (HedSchemas, Definitions) {
+/// The 8.3.0 schemas and no definitions, for a checker (the crate's tests share it).
+pub(crate) fn schemas_and_defs() -> (HedSchemas, Definitions) {
     let schemas = SchemaSource::new(Vec::new())
         .load_versions(&serde_json::json!("8.3.0"))
         .unwrap();

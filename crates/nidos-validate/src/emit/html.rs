@@ -321,14 +321,14 @@ fn chart(page: &mut String, key: &str, caption: &str, bars: &[(&str, &Tally)]) {
                 esc(&title)
             );
         }
+        let label = if value.is_empty() {
+            "(none)".to_string()
+        } else {
+            esc(value)
+        };
         let _ = write!(
             page,
-            "<span class=\"label\">{}</span><span class=\"track\">",
-            if value.is_empty() {
-                "(none)".to_string()
-            } else {
-                esc(value)
-            }
+            "<span class=\"label\">{label}</span><span class=\"track\">"
         );
         for (k, class) in ["e", "w", "i"].iter().enumerate() {
             if tally[k] > 0 {

@@ -29,11 +29,12 @@ const SHOWN_LOCATIONS: usize = 5;
 /// The whole text report: the root dataset's issues, each derivative dataset's issues
 /// and summary, then the root's summary last, where the eye lands.
 pub(crate) fn write_report(out: &mut impl Write, e: &Emit<'_>) -> std::io::Result<()> {
-    write_issues(out, e.report, e.schema, e.verbose, e.color)?;
+    write_issues(out, e, e.report)?;
     for (name, r) in e.derivatives {
         let name = control(name);
         write!(out, "\nDerivative dataset derivatives/{name}\n\n")?;
-        write_text(out, r, e.schema, e.verbose, e.color)?;
+        write_issues(out, e, r)?;
+        write_summary(out, r, e.color)?;
     }
     if !e.derivatives.is_empty() {
         let dir = super::escape::path(e.root);
@@ -42,29 +43,12 @@ pub(crate) fn write_report(out: &mut impl Write, e: &Emit<'_>) -> std::io::Resul
     write_summary(out, e.report, e.color)
 }
 
-/// The human report: issues grouped by code (errors first), a few locations each, the
-/// code's message once, then a summary. Written line by line.
-fn write_text(
-    out: &mut impl Write,
-    report: &Report,
-    schema: Option<&Schema>,
-    verbose: bool,
-    color: bool,
-) -> std::io::Result<()> {
-    write_issues(out, report, schema, verbose, color)?;
-    write_summary(out, report, color)
-}
-
-/// The issue groups of the text report: errors, then warnings; within each, the most
-/// frequent code first. With the schema, a field's or column's group also says what
-/// the rules expect of it.
-pub(crate) fn write_issues(
-    out: &mut impl Write,
-    report: &Report,
-    schema: Option<&Schema>,
-    verbose: bool,
-    color: bool,
-) -> std::io::Result<()> {
+/// The issue groups of `report` (the root's or a derivative's) in the text report:
+/// errors, then warnings; within each, the most frequent code first, a few locations
+/// each and the code's message once. With the schema, a field's or column's group also
+/// says what the rules expect of it.
+fn write_issues(out: &mut impl Write, e: &Emit<'_>, report: &Report) -> std::io::Result<()> {
+    let (schema, verbose, color) = (e.schema, e.verbose, e.color);
     let paint = Paint { on: color };
     for severity in [Severity::Error, Severity::Warning] {
         let mut groups: std::collections::BTreeMap<(&str, &str), Vec<&Issue>> =

@@ -204,6 +204,16 @@ pub(crate) fn grouped<'a>(node: &'a Value, prefix: &str, markers: &[&str]) -> Ve
     out
 }
 
+/// The `selectors` of each rule, given as (id, selectors).
+pub(super) fn push_selectors<'v>(
+    out: &mut Vec<(String, &'v Expression)>,
+    rules: impl Iterator<Item = (&'v String, &'v Vec<Expression>)>,
+) {
+    for (id, selectors) in rules {
+        push_expressions(out, id, "selectors", selectors);
+    }
+}
+
 pub(super) fn push_expressions<'v>(
     out: &mut Vec<(String, &'v Expression)>,
     id: &str,

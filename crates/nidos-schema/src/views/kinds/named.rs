@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{push_expressions, Codes, Layout, RuleAt, RuleKind};
+use super::{push_selectors, Codes, Layout, RuleAt, RuleKind};
 use crate::model::*;
 use crate::views::opt_str;
 
@@ -34,9 +34,7 @@ pub(super) const ERRORS: RuleKind = RuleKind {
     },
     check: |c, r, at| c.severity(r.get("level"), &format!("{at}.level")),
     expressions: |views, out| {
-        for r in &views.errors {
-            push_expressions(out, &r.id, "selectors", &r.selectors);
-        }
+        push_selectors(out, views.errors.iter().map(|r| (&r.id, &r.selectors)))
     },
 };
 
@@ -114,8 +112,9 @@ pub(super) const ASSOCIATIONS: RuleKind = RuleKind {
         }
     },
     expressions: |views, out| {
-        for r in &views.associations {
-            push_expressions(out, &r.id, "selectors", &r.selectors);
-        }
+        push_selectors(
+            out,
+            views.associations.iter().map(|r| (&r.id, &r.selectors)),
+        )
     },
 };

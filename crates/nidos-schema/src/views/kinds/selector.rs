@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{push_expressions, Codes, Layout, RuleAt, RuleKind};
+use super::{push_expressions, push_selectors, Builder, Codes, Layout, RuleAt, RuleKind};
 use crate::error::{ErrorKind, SchemaError};
 use crate::model::*;
 use crate::shape::{children, Checker};
@@ -71,9 +71,7 @@ pub(super) const FILES: RuleKind = RuleKind {
         }
     },
     expressions: |views, out| {
-        for r in &views.file_rules {
-            push_expressions(out, &r.id, "selectors", &r.selectors);
-        }
+        push_selectors(out, views.file_rules.iter().map(|r| (&r.id, &r.selectors)))
     },
 };
 
@@ -115,43 +113,45 @@ fn check_fields(c: &mut Checker, rule: &Value, at: &str) {
     }
 }
 
-fn field_expressions<'v>(rules: &'v [FieldRule], out: &mut Vec<(String, &'v Expression)>) {
-    for r in rules {
-        push_expressions(out, &r.id, "selectors", &r.selectors);
+/// A kind of field rule (sidecar or JSON): `build` adds one rule to its list of the
+/// views, `expressions` lists that list's selectors.
+const fn field_kind(
+    name: &'static str,
+    nodes: &'static [&'static str],
+    build: fn(&mut Builder, RuleAt<'_>, &mut Views),
+    expressions: for<'v> fn(&'v Views, &mut Vec<(String, &'v Expression)>),
+) -> RuleKind {
+    RuleKind {
+        name,
+        root: "rules",
+        nodes,
+        layout: Layout::Grouped,
+        markers: FIELD_MARKERS,
+        keys: FIELD_MARKERS,
+        codes: Codes::Issues,
+        build,
+        check: check_fields,
+        expressions,
     }
 }
 
-pub(super) const SIDECARS: RuleKind = RuleKind {
-    name: "sidecars",
-    root: "rules",
-    nodes: &["sidecars"],
-    layout: Layout::Grouped,
-    markers: FIELD_MARKERS,
-    keys: FIELD_MARKERS,
-    codes: Codes::Issues,
-    build: |b, at, views| {
-        let rule = b.field_rule(at.value, &at.id);
-        views.sidecar_rules.push(rule);
-    },
-    check: check_fields,
-    expressions: |views, out| field_expressions(&views.sidecar_rules, out),
-};
+fn field_selectors<'v>(rules: &'v [FieldRule], out: &mut Vec<(String, &'v Expression)>) {
+    push_selectors(out, rules.iter().map(|r| (&r.id, &r.selectors)));
+}
 
-pub(super) const JSON: RuleKind = RuleKind {
-    name: "json",
-    root: "rules",
-    nodes: &["dataset_metadata", "json"],
-    layout: Layout::Grouped,
-    markers: FIELD_MARKERS,
-    keys: FIELD_MARKERS,
-    codes: Codes::Issues,
-    build: |b, at, views| {
-        let rule = b.field_rule(at.value, &at.id);
-        views.json_rules.push(rule);
-    },
-    check: check_fields,
-    expressions: |views, out| field_expressions(&views.json_rules, out),
-};
+pub(super) const SIDECARS: RuleKind = field_kind(
+    "sidecars",
+    &["sidecars"],
+    |b, at, views| views.sidecar_rules.push(b.field_rule(at.value, &at.id)),
+    |views, out| field_selectors(&views.sidecar_rules, out),
+);
+
+pub(super) const JSON: RuleKind = field_kind(
+    "json",
+    &["dataset_metadata", "json"],
+    |b, at, views| views.json_rules.push(b.field_rule(at.value, &at.id)),
+    |views, out| field_selectors(&views.json_rules, out),
+);
 
 const TABULAR_KEYS: &[&str] = &[
     "selectors",
@@ -207,9 +207,10 @@ pub(super) const TABULAR: RuleKind = RuleKind {
         }
     },
     expressions: |views, out| {
-        for r in &views.tabular_rules {
-            push_expressions(out, &r.id, "selectors", &r.selectors);
-        }
+        push_selectors(
+            out,
+            views.tabular_rules.iter().map(|r| (&r.id, &r.selectors)),
+        )
     },
 };
 
