@@ -1,75 +1,138 @@
-"""The on-disk index behind ``Layout(database_path=...)``: the listing as one Parquet
-file (a row per file; datasets, entity table and shared sidecars in the file's key-value
-metadata), with a fingerprint of the dataset (the modification times of its folders and
-sidecars) so that a changed dataset is listed again instead of reloaded."""
+"""The on-disk index behind ``Layout(database_path=...)``: one Parquet file, a row per
+file of the layout and its derivative layouts (``dataset``, ``path``, ``relpath``,
+``size``, ``meta_id``, and one text column per entity, ``e:<name>``), with the
+layouts, the distinct merged sidecars, the arguments it was made with and a
+fingerprint of the dataset in the file's key-value metadata. A later layout with the
+same arguments builds its files from it without listing the dataset, unless the
+fingerprint (the modification times of the folders holding files, their parents, and
+the JSON files) changed: then the dataset is listed again and the index rewritten."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 FILE = "nidos_layout.parquet"
-_COLUMNS = ("dataset", "relpath", "entities", "datatype", "suffix", "extension", "size", "meta_id")
+_FIXED = ("dataset", "path", "relpath", "size", "meta_id")
 
 
-def _fingerprint(listing: dict) -> str:
-    """A digest of the modification times of every folder holding a listed file (and
-    their parents up to the dataset root) and of every listed JSON file: adding,
-    removing or renaming a file changes its folder's time; editing a sidecar its own."""
-    h = hashlib.sha256()
-    for ds in listing["datasets"]:
-        root = ds["root"]
-        paths = {""}
-        for row in ds["files"]:
-            rel = row[0]
-            d = os.path.dirname(rel)
-            while d and d not in paths:
-                paths.add(d)
+class LayoutInfo:
+    """The arguments an index was made with (pybids' ``LayoutInfo``)."""
+
+    def __init__(self, root: str, derivatives: Any, config: Any):
+        self.root = root
+        self.derivatives = derivatives
+        self.config = config
+
+    def __repr__(self) -> str:
+        return f"<LayoutInfo root={self.root!r}>"
+
+
+class ConnectionManager:
+    """pybids' handle on a layout's index: ``database_file`` (None when the layout
+    keeps no index on disk) and ``layout_info``."""
+
+    def __init__(self, database_path: Optional[str], info: dict):
+        self.database_file = os.path.join(database_path, FILE) if database_path else None
+        self.layout_info = LayoutInfo(info["root"], info["derivatives"], info["config"])
+
+
+def stamped_paths(layouts: List[Any]) -> List[str]:
+    """What the fingerprint covers: every folder holding a file (and its parents up to
+    its layout's root) and every JSON file. Adding, removing or renaming a file changes
+    its folder's time; editing a sidecar its own."""
+    out: Dict[str, None] = {}
+    for lay in layouts:
+        root = lay.root.rstrip(os.sep)
+        out[root] = None
+        for f in lay._files:
+            d = os.path.dirname(f.path)
+            while d not in out and len(d) > len(root) and d.startswith(root):
+                out[d] = None
                 d = os.path.dirname(d)
-            if rel.endswith(".json"):
-                paths.add(rel)
-        for rel in sorted(paths):
-            try:
-                st = os.stat(os.path.join(root, rel))
-                stamp = f"{st.st_mtime_ns}:{st.st_size if rel.endswith('.json') else 0}"
-            except OSError:
-                stamp = "absent"
-            h.update(f"{root}\0{rel}\0{stamp}\n".encode())
+            if f.path.endswith(".json"):
+                out[f.path] = None
+    return list(out)
+
+
+def fingerprint(paths: List[str]) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        try:
+            st = os.stat(p)
+            stamp = f"{st.st_mtime_ns}:{st.st_size if p.endswith('.json') else 0}"
+        except OSError:
+            stamp = "absent"
+        h.update(f"{p}\0{stamp}\n".encode())
     return h.hexdigest()
 
 
-def save(folder: str, root: str, key: dict, listing: dict) -> None:
+def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any]) -> None:
+    """Write ``layouts`` (the root layout first, then its derivative layouts) into
+    ``folder``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    cols: dict = {c: [] for c in _COLUMNS}
-    for i, ds in enumerate(listing["datasets"]):
-        for rel, ents, datatype, suffix, ext, size, meta_id in ds["files"]:
-            cols["dataset"].append(i)
-            cols["relpath"].append(rel)
-            cols["entities"].append(json.dumps(ents))
-            cols["datatype"].append(datatype)
-            cols["suffix"].append(suffix)
-            cols["extension"].append(ext)
-            cols["size"].append(size)
-            cols["meta_id"].append(meta_id)
-    schema = pa.schema([
-        ("dataset", pa.int32()), ("relpath", pa.string()), ("entities", pa.string()),
-        ("datatype", pa.string()), ("suffix", pa.string()), ("extension", pa.string()),
-        ("size", pa.int64()), ("meta_id", pa.int64()),
-    ])
-    table = pa.Table.from_pydict(cols, schema=schema)
+    fixed: Dict[str, list] = {c: [] for c in _FIXED}
+    ents: Dict[str, list] = {}
+    kinds: Dict[str, str] = {}
+    metadata: List[dict] = []
+    meta_ids: Dict[int, int] = {}
+    n = 0
+    for i, lay in enumerate(layouts):
+        for f in lay._files:
+            fixed["dataset"].append(i)
+            fixed["path"].append(f.path)
+            fixed["relpath"].append(f.relpath)
+            fixed["size"].append(int(f.size or 0))
+            md = f._metadata
+            if md:
+                mid = meta_ids.get(id(md))
+                if mid is None:
+                    mid = meta_ids[id(md)] = len(metadata)
+                    metadata.append(dict(md))
+                fixed["meta_id"].append(mid)
+            else:
+                fixed["meta_id"].append(None)
+            for k, v in f.entities.items():
+                col = ents.get(k)
+                if col is None:
+                    col = ents[k] = [None] * n
+                if isinstance(v, bool):
+                    kinds[k] = "bool"
+                elif isinstance(v, int):
+                    kinds.setdefault(k, "int")
+                elif isinstance(v, float):
+                    kinds[k] = "float"
+                col.append(str(v))
+            n += 1
+            for col in ents.values():
+                if len(col) < n:
+                    col.append(None)
+    arrays = [
+        pa.array(fixed["dataset"], pa.int32()),
+        pa.array(fixed["path"], pa.string()),
+        pa.array(fixed["relpath"], pa.string()),
+        pa.array(fixed["size"], pa.int64()),
+        pa.array(fixed["meta_id"], pa.int64()),
+    ] + [pa.array(col, pa.string()) for col in ents.values()]
+    names = list(_FIXED) + ["e:" + k for k in ents]
+    table = pa.Table.from_arrays(arrays, names=names)
+    stamped = stamped_paths(layouts)
     meta = {
-        "nidos.root": root,
+        "nidos.info": json.dumps(info),
         "nidos.key": json.dumps(key, sort_keys=True),
-        "nidos.fingerprint": _fingerprint(listing),
-        "nidos.entities": json.dumps(listing["entities"]),
-        "nidos.datasets": json.dumps(
-            [{k: v for k, v in ds.items() if k != "files"} for ds in listing["datasets"]]
-        ),
-        "nidos.metadata": json.dumps(listing["metadata"]),
+        "nidos.entities": json.dumps(entities),
+        "nidos.kinds": json.dumps(kinds),
+        "nidos.layouts": json.dumps([
+            {"name": lay._name, "root": lay.root, "description": lay.description}
+            for lay in layouts
+        ]),
+        "nidos.metadata": json.dumps(metadata),
+        "nidos.stamped": json.dumps(stamped),
+        "nidos.fingerprint": fingerprint(stamped),
     }
     table = table.replace_schema_metadata(meta)
     os.makedirs(folder, exist_ok=True)
@@ -78,48 +141,75 @@ def save(folder: str, root: str, key: dict, listing: dict) -> None:
     os.replace(tmp, os.path.join(folder, FILE))
 
 
-def _read(folder: str):
-    import pyarrow.parquet as pq
-
+def _footer(folder: str) -> Optional[Dict[str, str]]:
     path = os.path.join(folder, FILE)
     if not os.path.isfile(path):
         return None
-    table = pq.read_table(path)
-    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
-    return table, meta
-
-
-def saved_root(folder: str) -> Tuple[str, dict]:
-    found = _read(folder)
-    if found is None:
-        raise ValueError(f"{folder}: no saved layout ({FILE})")
-    _, meta = found
-    return meta["nidos.root"], json.loads(meta["nidos.key"])
-
-
-def load(folder: str, root: str, key: dict) -> Optional[dict]:
-    """The saved listing of ``root``, or None when there is none, it was made with other
-    options, or the dataset changed since."""
     try:
-        found = _read(folder)
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
     except Exception:
         return None
-    if found is None:
+    return {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
+
+
+def info(folder: str) -> Optional[dict]:
+    """The arguments the index in ``folder`` was made with (None: no index)."""
+    meta = _footer(folder)
+    if meta is None or "nidos.info" not in meta:
         return None
-    table, meta = found
-    if meta.get("nidos.root") != root or meta.get("nidos.key") != json.dumps(key, sort_keys=True):
+    return json.loads(meta["nidos.info"])
+
+
+def key(folder: str) -> Optional[dict]:
+    meta = _footer(folder)
+    if meta is None or "nidos.key" not in meta:
         return None
-    datasets: Any = json.loads(meta["nidos.datasets"])
-    for ds in datasets:
-        ds["files"] = []
+    return json.loads(meta["nidos.key"])
+
+
+def load(folder: str, wanted: dict, padded: Any = int) -> Optional[dict]:
+    """The saved layouts (``padded``: the class of index values such as ``run``), or None when there is no index, it was made with other
+    arguments, or the dataset changed since."""
+    try:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(os.path.join(folder, FILE))
+    except Exception:
+        return None
+    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+    if meta.get("nidos.key") != json.dumps(wanted, sort_keys=True):
+        return None
+    if fingerprint(json.loads(meta["nidos.stamped"])) != meta.get("nidos.fingerprint"):
+        return None
+    return _state(table, meta, padded)
+
+
+def _state(table: Any, meta: Dict[str, str], padded: Any) -> dict:
+    layouts = json.loads(meta["nidos.layouts"])
+    metadata = json.loads(meta["nidos.metadata"])
+    kinds = json.loads(meta["nidos.kinds"])
     cols = table.to_pydict()
-    for i, rel, ents, datatype, suffix, ext, size, meta_id in zip(*(cols[c] for c in _COLUMNS)):
-        datasets[i]["files"].append([rel, json.loads(ents), datatype, suffix, ext, size, meta_id])
-    listing = {
-        "entities": json.loads(meta["nidos.entities"]),
-        "datasets": datasets,
-        "metadata": json.loads(meta["nidos.metadata"]),
-    }
-    if _fingerprint(listing) != meta.get("nidos.fingerprint"):
-        return None
-    return listing
+    names = [c[2:] for c in table.column_names if c.startswith("e:")]
+    values = [cols["e:" + k] for k in names]
+    for k, col in zip(names, values):
+        kind = kinds.get(k)
+        if kind == "int":
+            col[:] = [padded(v) if v is not None and v.isdigit() else v for v in col]
+        elif kind == "float":
+            col[:] = [float(v) if v is not None else None for v in col]
+        elif kind == "bool":
+            col[:] = [(v == "True") if v is not None else None for v in col]
+    files: List[list] = [[] for _ in layouts]
+    rows = zip(cols["dataset"], cols["path"], cols["relpath"], cols["size"], cols["meta_id"],
+               *values) if values else zip(cols["dataset"], cols["path"], cols["relpath"],
+                                           cols["size"], cols["meta_id"])
+    for row in rows:
+        ents = {k: v for k, v in zip(names, row[5:]) if v is not None}
+        mid = row[4]
+        md = metadata[mid] if mid is not None else {}
+        files[row[0]].append((row[1], row[2], ents, row[3], md))
+    for lay, fs in zip(layouts, files):
+        lay["files"] = fs
+    return {"entities": json.loads(meta["nidos.entities"]), "layouts": layouts}
