@@ -223,11 +223,10 @@ _IMAGE_EXTENSIONS = (".nii", ".nii.gz", ".gii", ".dtseries.nii", ".func.gii", ".
 
 def file_class(path: str) -> type:
     """The file class for a path, by its extension."""
-    name = os.path.basename(path)
-    if name.endswith(".json"):
+    if path.endswith(".json"):
         return BIDSJSONFile
-    if name.endswith((".tsv", ".tsv.gz")):
+    if path.endswith((".tsv", ".tsv.gz")):
         return BIDSDataFile
-    if name.endswith(_IMAGE_EXTENSIONS):
+    if path.endswith(_IMAGE_EXTENSIONS):
         return BIDSImageFile
     return BIDSFile

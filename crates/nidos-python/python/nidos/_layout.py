@@ -194,8 +194,12 @@ class Layout:
     Parquet, reloaded by a later layout while the dataset's folders and sidecars are
     unchanged. ``indexer``: pybids' ``BIDSLayoutIndexer`` (or a dict) for ``validate``,
     ``ignore``, ``force_index`` and ``index_metadata``. ``schema``: a YAML rule tree or a
-    compiled schema JSON instead of the bundled rules. ``config`` and ``sources`` are
-    accepted for compatibility (entities come from the schema).
+    compiled schema JSON instead of the bundled rules. ``config``: pybids' configuration
+    names (``bids``, ``derivatives``: the schema's entities) or configuration files /
+    dicts (entities read from paths by their patterns). ``sources`` is accepted for
+    compatibility. ``database_path``: the index is written there, and a later layout
+    given it reloads the files from it (no listing) while the dataset is unchanged;
+    as in pybids, a saved index's root, derivatives and config win over the arguments.
     """
 
     def __init__(
@@ -215,9 +219,10 @@ class Layout:
         **kwargs: Any,
     ):
         self._database_path = None if database_path is None else os.fspath(database_path)
-        stored = None
+        stored = saved = None
         if self._database_path and not reset_database:
-            stored = _store.info(self._database_path)
+            saved = _store.open_index(self._database_path)
+            stored = None if saved is None else saved.info
         if stored is not None:
             # As pybids: a saved index's root, derivatives and configuration win.
             root, derivatives, config = stored["root"], stored["derivatives"], stored["config"]
@@ -251,9 +256,7 @@ class Layout:
         self.derivatives = Derivatives()
         self._parent = None
         self._from_index = False
-        state = None
-        if self._database_path and not reset_database:
-            state = _store.load(self._database_path, self._index_key(), PaddedInt)
+        state = None if saved is None else saved.load(self._index_key(), PaddedInt)
         if state is not None:
             self._from_state(state)
             self._from_index = True

@@ -141,49 +141,51 @@ def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any])
     os.replace(tmp, os.path.join(folder, FILE))
 
 
-def _footer(folder: str) -> Optional[Dict[str, str]]:
-    path = os.path.join(folder, FILE)
-    if not os.path.isfile(path):
-        return None
-    try:
+class Saved:
+    """An index file opened once: its footer (the arguments it was made with) is read
+    first, its rows only when they are wanted."""
+
+    def __init__(self, folder: str):
         import pyarrow.parquet as pq
 
-        schema = pq.read_schema(path)
+        self.file = pq.ParquetFile(os.path.join(folder, FILE))
+        raw = self.file.schema_arrow.metadata or {}
+        self.meta = {k.decode(): v.decode() for k, v in raw.items()}
+
+    @property
+    def info(self) -> Optional[dict]:
+        text = self.meta.get("nidos.info")
+        return None if text is None else json.loads(text)
+
+    @property
+    def key(self) -> Optional[dict]:
+        text = self.meta.get("nidos.key")
+        return None if text is None else json.loads(text)
+
+    def load(self, wanted: dict, padded: Any = int) -> Optional[dict]:
+        """The saved layouts (``padded``: the class of index values such as ``run``),
+        or None when the index was made with other arguments or the dataset changed
+        since."""
+        if self.meta.get("nidos.key") != json.dumps(wanted, sort_keys=True):
+            return None
+        if fingerprint(json.loads(self.meta["nidos.stamped"])) != self.meta.get("nidos.fingerprint"):
+            return None
+        return _state(self.file.read(), self.meta, padded)
+
+
+def open_index(folder: str) -> Optional[Saved]:
+    """The index in ``folder``, or None when there is none (or it cannot be read)."""
+    if not os.path.isfile(os.path.join(folder, FILE)):
+        return None
+    try:
+        return Saved(folder)
     except Exception:
         return None
-    return {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
-
-
-def info(folder: str) -> Optional[dict]:
-    """The arguments the index in ``folder`` was made with (None: no index)."""
-    meta = _footer(folder)
-    if meta is None or "nidos.info" not in meta:
-        return None
-    return json.loads(meta["nidos.info"])
 
 
 def key(folder: str) -> Optional[dict]:
-    meta = _footer(folder)
-    if meta is None or "nidos.key" not in meta:
-        return None
-    return json.loads(meta["nidos.key"])
-
-
-def load(folder: str, wanted: dict, padded: Any = int) -> Optional[dict]:
-    """The saved layouts (``padded``: the class of index values such as ``run``), or None when there is no index, it was made with other
-    arguments, or the dataset changed since."""
-    try:
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(os.path.join(folder, FILE))
-    except Exception:
-        return None
-    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
-    if meta.get("nidos.key") != json.dumps(wanted, sort_keys=True):
-        return None
-    if fingerprint(json.loads(meta["nidos.stamped"])) != meta.get("nidos.fingerprint"):
-        return None
-    return _state(table, meta, padded)
+    saved = open_index(folder)
+    return None if saved is None else saved.key
 
 
 def _state(table: Any, meta: Dict[str, str], padded: Any) -> dict:
