@@ -635,7 +635,7 @@ class Layout:
                 raise TargetError(f"return_type={return_type!r} needs a target entity")
             if return_type == "id":
                 values = {f.entities[tname] for f in matched}
-                return sorted(values, key=_sort_key)
+                return sorted(values, key=_natural_text_key)
             if tname in self._custom:
                 dirs = _config.directories(tname, self._custom, self.root,
                                            sorted({f.dirname for f in matched}))
@@ -1120,6 +1120,11 @@ def _suggest(key: str, names: List[str]) -> List[str]:
         if n not in close:
             close.append(n)
     return sorted(set(close))
+
+
+def _natural_text_key(value: Any):
+    """pybids' order of values: by their text, numbers by value, case ignored."""
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", str(value))]
 
 
 def _natural_key(path: str):
