@@ -5,8 +5,10 @@ layouts a ``scope`` selects."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import enum
+import gc
 import json
 import numbers
 import os
@@ -107,6 +109,33 @@ try:  # pybids' class when installed, so isinstance checks written for pybids ho
     from bids.layout.utils import PaddedInt  # type: ignore
 except Exception:
     PaddedInt = _PaddedInt
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Many small objects are built at once: the cyclic collector, which would scan
+    them again and again meanwhile, is paused (nothing built here forms a cycle)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+_PADDED: Dict[str, Any] = {}
+
+
+def _padded(text: str) -> Any:
+    """The PaddedInt of an index label, made once per distinct label (they are
+    immutable, and pybids' class is slow to build)."""
+    got = _PADDED.get(text)
+    if got is None:
+        if len(_PADDED) > 4096:
+            _PADDED.clear()
+        got = _PADDED[text] = PaddedInt(text)
+    return got
 
 
 class _Dataset:
@@ -256,9 +285,11 @@ class Layout:
         self.derivatives = Derivatives()
         self._parent = None
         self._from_index = False
-        state = None if saved is None else saved.load(self._index_key(), PaddedInt)
+        with _no_gc():
+            state = None if saved is None else saved.load(self._index_key(), PaddedInt)
         if state is not None:
-            self._from_state(state)
+            with _no_gc():
+                self._from_state(state)
             self._from_index = True
             return
         listing = json.loads(
@@ -362,12 +393,10 @@ class Layout:
 
     def _set_saved_files(self, saved: dict) -> None:
         dataset = _Dataset(self)
-        files = []
-        for path, relpath, ents, size, meta in saved["files"]:
-            cls = file_class(path)
-            files.append(cls(path, relpath, ents, size, dataset, meta))
-        self._files = files
-        self._by_path = {f.path: f for f in files}
+        paths, relpaths, ents, sizes, metas = saved["files"]
+        self._files = [file_class(p)(p, r, e, s, dataset, m)
+                       for p, r, e, s, m in zip(paths, relpaths, ents, sizes, metas)]
+        self._by_path = dict(zip(paths, self._files))
 
     def _init_child(self, parent: "Layout", root: str, description: Any, name: str) -> None:
         self.root = root
@@ -417,7 +446,9 @@ class Layout:
         entities: Dict[str, Any] = {}
         for k, v in ents.items():
             out = _SCHEMA_TO_PYBIDS.get(k, k)
-            entities[out] = PaddedInt(v) if out in self._index_entities and v.isdigit() else v
+            if out in self._index_entities and v.isdigit():
+                v = _padded(v)
+            entities[out] = v
         if suffix:
             entities["suffix"] = suffix
         if ext:

@@ -58,14 +58,18 @@ def stamped_paths(layouts: List[Any]) -> List[str]:
 
 
 def fingerprint(paths: List[str]) -> str:
-    h = hashlib.sha256()
+    stat = os.stat
+    stamps = []
     for p in paths:
         try:
-            st = os.stat(p)
-            stamp = f"{st.st_mtime_ns}:{st.st_size if p.endswith('.json') else 0}"
+            st = stat(p)
+            stamps.append(st.st_mtime_ns)
+            stamps.append(st.st_size)
         except OSError:
-            stamp = "absent"
-        h.update(f"{p}\0{stamp}\n".encode())
+            stamps.append(-1)
+            stamps.append(-1)
+    h = hashlib.sha256("\0".join(paths).encode())
+    h.update(repr(stamps).encode())
     return h.hexdigest()
 
 
@@ -192,26 +196,40 @@ def _state(table: Any, meta: Dict[str, str], padded: Any) -> dict:
     layouts = json.loads(meta["nidos.layouts"])
     metadata = json.loads(meta["nidos.metadata"])
     kinds = json.loads(meta["nidos.kinds"])
-    cols = table.to_pydict()
-    names = [c[2:] for c in table.column_names if c.startswith("e:")]
-    values = [cols["e:" + k] for k in names]
-    for k, col in zip(names, values):
+    fixed = {c: table.column(c).to_pylist() for c in _FIXED}
+    n = table.num_rows
+    ents: List[dict] = [{} for _ in range(n)]
+    for name in table.column_names:
+        if not name.startswith("e:"):
+            continue
+        k = name[2:]
         kind = kinds.get(k)
-        if kind == "int":
-            col[:] = [padded(v) if v is not None and v.isdigit() else v for v in col]
-        elif kind == "float":
-            col[:] = [float(v) if v is not None else None for v in col]
-        elif kind == "bool":
-            col[:] = [(v == "True") if v is not None else None for v in col]
-    files: List[list] = [[] for _ in layouts]
-    rows = zip(cols["dataset"], cols["path"], cols["relpath"], cols["size"], cols["meta_id"],
-               *values) if values else zip(cols["dataset"], cols["path"], cols["relpath"],
-                                           cols["size"], cols["meta_id"])
-    for row in rows:
-        ents = {k: v for k, v in zip(names, row[5:]) if v is not None}
-        mid = row[4]
-        md = metadata[mid] if mid is not None else {}
-        files[row[0]].append((row[1], row[2], ents, row[3], md))
-    for lay, fs in zip(layouts, files):
-        lay["files"] = fs
+        values = table.column(name).to_pylist()
+        if kind in ("int", "float", "bool"):
+            conv = {}
+            for v in set(values):
+                if v is None:
+                    continue
+                if kind == "int":
+                    conv[v] = padded(v) if v.isdigit() else v
+                elif kind == "float":
+                    conv[v] = float(v)
+                else:
+                    conv[v] = v == "True"
+            values = [conv.get(v) if v is not None else None for v in values]
+        for i, v in enumerate(values):
+            if v is not None:
+                ents[i][k] = v
+    empty: dict = {}
+    metas = [metadata[m] if m is not None else empty for m in fixed["meta_id"]]
+    # Rows are written layout by layout: each layout's files are one slice.
+    start = 0
+    datasets = fixed["dataset"]
+    for i, lay in enumerate(layouts):
+        end = start
+        while end < n and datasets[end] == i:
+            end += 1
+        lay["files"] = (fixed["path"][start:end], fixed["relpath"][start:end], ents[start:end],
+                        fixed["size"][start:end], metas[start:end])
+        start = end
     return {"entities": json.loads(meta["nidos.entities"]), "layouts": layouts}
