@@ -295,7 +295,8 @@ class Layout:
         listing = json.loads(
             _native.scan_json(self.root, derivatives=derivatives is True, schema=self._schema)
         )
-        self._from_listing(listing)
+        with _no_gc():
+            self._from_listing(listing)
         if derivatives and derivatives is not True:
             paths = [derivatives] if isinstance(derivatives, (str, os.PathLike)) else derivatives
             self.add_derivatives(paths)
@@ -426,10 +427,29 @@ class Layout:
         dataset = _Dataset(self)
         files: List[BIDSFile] = []
         root = ds["root"]
+        top = self._top_root()
+        prefix = root.rstrip(os.sep) + os.sep
+        names = _SCHEMA_TO_PYBIDS
+        index = self._index_entities
+        n_meta = len(metadata)
+        custom = self._custom
         for rel, ents, datatype, suffix, ext, size, meta_id in ds["files"]:
-            path = os.path.join(root, rel)
-            meta = metadata[meta_id] if (meta_id is not None and meta_id < len(metadata)) else {}
-            files.append(self._make_file(path, ents, datatype, suffix, ext, size, meta, dataset))
+            path = prefix + rel
+            meta = metadata[meta_id] if (meta_id is not None and meta_id < n_meta) else {}
+            entities: Dict[str, Any] = {}
+            for k, v in ents.items():
+                k = names.get(k, k)
+                entities[k] = _padded(v) if k in index and v.isdigit() else v
+            if suffix:
+                entities["suffix"] = suffix
+            if ext:
+                entities["extension"] = ext
+            if datatype:
+                entities["datatype"] = datatype
+            if custom:
+                entities = self._configured(path, entities)
+            relpath = path[len(top) + 1:] if path.startswith(top + os.sep) else _relative(path, top)
+            files.append(file_class(path)(path, relpath, entities, size, dataset, meta))
         ignore = self._opts.get("ignore")
         force = self._opts.get("force_index")
         if not self._validate or force or ignore is not None:
@@ -441,24 +461,6 @@ class Layout:
             _check_conflicts(files, self._entity_names.values())
         self._files = files
         self._by_path = {f.path: f for f in files}
-
-    def _make_file(self, path, ents, datatype, suffix, ext, size, meta, dataset) -> BIDSFile:
-        entities: Dict[str, Any] = {}
-        for k, v in ents.items():
-            out = _SCHEMA_TO_PYBIDS.get(k, k)
-            if out in self._index_entities and v.isdigit():
-                v = _padded(v)
-            entities[out] = v
-        if suffix:
-            entities["suffix"] = suffix
-        if ext:
-            entities["extension"] = ext
-        if datatype:
-            entities["datatype"] = datatype
-        if self._custom:
-            entities = self._configured(path, entities)
-        cls = file_class(path)
-        return cls(path, _relative(path, self._top_root()), entities, size, dataset, meta)
 
     def _configured(self, path: str, entities: Dict[str, Any]) -> Dict[str, Any]:
         """A file's entities under a configuration file's patterns: those alone, or
@@ -515,7 +517,7 @@ class Layout:
 
     def __reduce__(self):
         return (_rebuild, (self.root, self._validate, self._derivatives_arg, self._schema,
-                           self._is_derivative, self._opts))
+                           self._is_derivative, self._opts, self._config))
 
     def __repr__(self) -> str:
         files = self.get()
@@ -1047,9 +1049,9 @@ class Layout:
         return copy.deepcopy(self)
 
 
-def _rebuild(root, validate, derivatives, schema, is_derivative, opts):
+def _rebuild(root, validate, derivatives, schema, is_derivative, opts, config=None):
     return Layout(root, validate=validate, derivatives=derivatives, schema=schema,
-                  is_derivative=is_derivative, indexer=opts or None)
+                  is_derivative=is_derivative, indexer=opts or None, config=config)
 
 
 def _check_derivative(desc: Optional[dict], root: str) -> None:
@@ -1158,8 +1160,11 @@ def _natural_text_key(value: Any):
     return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", str(value))]
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
 def _natural_key(path: str):
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path)]
+    return [int(t) if t.isdigit() else t for t in _DIGITS.split(path)]
 
 
 def _freeze(v: Any) -> Any:

@@ -174,7 +174,7 @@ class Saved:
             return None
         if fingerprint(json.loads(self.meta["nidos.stamped"])) != self.meta.get("nidos.fingerprint"):
             return None
-        return _state(self.file.read(), self.meta, padded)
+        return _state(self.file.read(use_threads=False), self.meta, padded)
 
 
 def open_index(folder: str) -> Optional[Saved]:
