@@ -57,13 +57,20 @@ class BIDSFile:
     def get_entities(self, metadata: Any = False, values: str = "tags") -> dict:
         """The file's entities (``metadata=False``), its metadata (``True``) or both
         (``None`` / ``'all'``), as pybids' ``BIDSFile.get_entities``."""
-        if values not in ("tags", "tag"):
-            raise ValueError("nidos gives entity values only (values='tags')")
+        if values in ("tags", "tag"):
+            as_objects = False
+        elif isinstance(values, str) and values.startswith("obj"):
+            as_objects = True
+        else:
+            raise ValueError("values must be 'tags' or 'objects'")
         if metadata is True:
-            return dict(self._metadata)
-        out = dict(self.entities)
-        if metadata is None or metadata == "all":
-            out.update(self._metadata)
+            out = dict(self._metadata)
+        else:
+            out = dict(self.entities)
+            if metadata is None or metadata == "all":
+                out.update(self._metadata)
+        if as_objects:
+            return {k: entity_object(k, v) for k, v in out.items()}
         return out
 
     def get_associations(self, kind: Optional[str] = None, include_parents: bool = False) -> list:
@@ -172,16 +179,54 @@ class BIDSJSONFile(BIDSFile):
             return fh.read()
 
 
+class Entity:
+    """An entity (or metadata key) as an object: its ``name`` and the type of its
+    values (``dtype``). Used when pybids is not installed; with pybids, its own
+    ``Entity`` class is used so ``isinstance`` checks written for pybids hold."""
+
+    __slots__ = ("name", "pattern", "mandatory", "directory", "dtype")
+
+    def __init__(self, name: str, pattern: Optional[str] = None, mandatory: bool = False,
+                 directory: Optional[str] = None, dtype: str = "str"):
+        self.name = name
+        self.pattern = pattern
+        self.mandatory = mandatory
+        self.directory = directory
+        self.dtype = {"int": int, "float": float, "bool": bool}.get(dtype, str)
+
+    def __repr__(self) -> str:
+        return f"<Entity {self.name} (dtype={self.dtype.__name__})>"
+
+
+def _dtype_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    return "str"
+
+
+def entity_object(name: str, value: Any) -> Any:
+    """The entity object for a name and one of its values (pybids' ``Entity`` when
+    installed)."""
+    try:
+        from bids.layout.models import Entity as PyBIDSEntity  # type: ignore
+    except Exception:  # pragma: no cover - depends on the environment
+        return Entity(name, dtype=_dtype_name(value))
+    return PyBIDSEntity(name, dtype=_dtype_name(value))
+
+
 _IMAGE_EXTENSIONS = (".nii", ".nii.gz", ".gii", ".dtseries.nii", ".func.gii", ".mgh", ".mgz")
 
 
 def file_class(path: str) -> type:
     """The file class for a path, by its extension."""
-    name = os.path.basename(path)
-    if name.endswith(".json"):
+    if path.endswith(".json"):
         return BIDSJSONFile
-    if name.endswith((".tsv", ".tsv.gz")):
+    if path.endswith((".tsv", ".tsv.gz")):
         return BIDSDataFile
-    if name.endswith(_IMAGE_EXTENSIONS):
+    if path.endswith(_IMAGE_EXTENSIONS):
         return BIDSImageFile
     return BIDSFile

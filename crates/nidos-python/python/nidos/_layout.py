@@ -5,8 +5,10 @@ layouts a ``scope`` selects."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import enum
+import gc
 import json
 import numbers
 import os
@@ -14,9 +16,10 @@ import re
 import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from . import _native, _store
+from . import _config, _native, _select, _store
 from ._exceptions import (
     BIDSChildDatasetError,
+    BIDSConflictingValuesError,
     BIDSDerivativesValidationError,
     BIDSValidationError,
     NoMatchError,
@@ -47,8 +50,6 @@ _DERIVATIVE_ONLY = {
     "atlas", "roi", "label", "desc", "from", "to", "mode", "hemi", "segmentation", "res",
     "den", "model", "subset",
 }
-# What pybids leaves out of an unvalidated index (folders at the top) besides dot files.
-_DEFAULT_IGNORE = ("code", "stimuli", "sourcedata", "models", "derivatives")
 # Extensions tried in order when build_path gets none (pybids' default patterns).
 _DEFAULT_EXTENSIONS = (".nii.gz", ".nii", ".tsv", ".json", ".tsv.gz", ".edf", ".vhdr",
                        ".set", ".fif", ".snirf", ".bval", ".bvec", ".png", ".tif", ".ome.tif")
@@ -108,6 +109,33 @@ try:  # pybids' class when installed, so isinstance checks written for pybids ho
     from bids.layout.utils import PaddedInt  # type: ignore
 except Exception:
     PaddedInt = _PaddedInt
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Many small objects are built at once: the cyclic collector, which would scan
+    them again and again meanwhile, is paused (nothing built here forms a cycle)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+_PADDED: Dict[str, Any] = {}
+
+
+def _padded(text: str) -> Any:
+    """The PaddedInt of an index label, made once per distinct label (they are
+    immutable, and pybids' class is slow to build)."""
+    got = _PADDED.get(text)
+    if got is None:
+        if len(_PADDED) > 4096:
+            _PADDED.clear()
+        got = _PADDED[text] = PaddedInt(text)
+    return got
 
 
 class _Dataset:
@@ -195,8 +223,12 @@ class Layout:
     Parquet, reloaded by a later layout while the dataset's folders and sidecars are
     unchanged. ``indexer``: pybids' ``BIDSLayoutIndexer`` (or a dict) for ``validate``,
     ``ignore``, ``force_index`` and ``index_metadata``. ``schema``: a YAML rule tree or a
-    compiled schema JSON instead of the bundled rules. ``config`` and ``sources`` are
-    accepted for compatibility (entities come from the schema).
+    compiled schema JSON instead of the bundled rules. ``config``: pybids' configuration
+    names (``bids``, ``derivatives``: the schema's entities) or configuration files /
+    dicts (entities read from paths by their patterns). ``sources`` is accepted for
+    compatibility. ``database_path``: the index is written there, and a later layout
+    given it reloads the files from it (no listing) while the dataset is unchanged;
+    as in pybids, a saved index's root, derivatives and config win over the arguments.
     """
 
     def __init__(
@@ -215,6 +247,14 @@ class Layout:
         schema: Optional[PathLike] = None,
         **kwargs: Any,
     ):
+        self._database_path = None if database_path is None else os.fspath(database_path)
+        stored = saved = None
+        if self._database_path and not reset_database:
+            saved = _store.open_index(self._database_path)
+            stored = None if saved is None else saved.info
+        if stored is not None:
+            # As pybids: a saved index's root, derivatives and configuration win.
+            root, derivatives, config = stored["root"], stored["derivatives"], stored["config"]
         if root is None:
             raise ValueError("a layout needs a root folder")
         opts = _indexer_options(indexer)
@@ -230,7 +270,6 @@ class Layout:
         self._config = config
         self._opts = opts
         self._derivatives_arg = derivatives
-        self._database_path = None if database_path is None else os.fspath(database_path)
         self.description = _load_description(self.root)
         dtype = (self.description or {}).get("DatasetType")
         self._is_derivative = bool(is_derivative) or dtype == "derivative"
@@ -240,37 +279,72 @@ class Layout:
             raise BIDSValidationError(
                 f"'dataset_description.json' is missing from project root ({self.root})"
             )
+        self._configs = _config.load(config, self._is_derivative)
+        self._custom = _config.custom_entities(self._configs)
         self._name = ""
         self.derivatives = Derivatives()
         self._parent = None
-        listing = None
-        if self._database_path and not reset_database:
-            listing = _store.load(self._database_path, self.root, self._listing_key())
-        if listing is None:
-            listing = json.loads(
-                _native.scan_json(self.root, derivatives=derivatives is True, schema=self._schema)
-            )
-            if self._database_path:
-                _store.save(self._database_path, self.root, self._listing_key(), listing)
-        self._from_listing(listing)
+        self._from_index = False
+        with _no_gc():
+            state = None if saved is None else saved.load(self._index_key(), PaddedInt)
+        if state is not None:
+            with _no_gc():
+                self._from_state(state)
+            self._from_index = True
+            return
+        listing = json.loads(
+            _native.scan_json(self.root, derivatives=derivatives is True, schema=self._schema)
+        )
+        with _no_gc():
+            self._from_listing(listing)
         if derivatives and derivatives is not True:
             paths = [derivatives] if isinstance(derivatives, (str, os.PathLike)) else derivatives
             self.add_derivatives(paths)
+        if self._database_path:
+            self._write_index(self._database_path)
 
     # -- construction -----------------------------------------------------------------
 
-    def _listing_key(self) -> dict:
-        return {"derivatives": self._derivatives_arg is True, "schema": self._schema}
+    def _layout_info(self) -> dict:
+        """The arguments a saved index records (pybids' ``LayoutInfo``)."""
+        derivs = self._derivatives_arg
+        if derivs and derivs is not True:
+            items = [derivs] if isinstance(derivs, (str, os.PathLike)) else derivs
+            derivs = [os.path.abspath(os.fspath(p)) for p in items]
+        return {"root": self.root, "derivatives": bool(derivs) if not isinstance(derivs, list) else derivs,
+                "config": _config.storable(self._config) or [c.name for c in self._configs]}
 
-    def _from_listing(self, data: dict) -> None:
-        """This layout's files from a listing's first dataset; the others become child
-        layouts (``derivatives/<name>``)."""
-        self._listing = data
+    def _index_key(self) -> dict:
+        """What a saved index depends on besides the files: a saved index made with
+        other options is not reloaded."""
+        def pattern_text(value: Any) -> Any:
+            items = value if isinstance(value, (list, tuple)) else ([] if value is None else [value])
+            return [getattr(p, "pattern", None) or os.fspath(p) for p in items] if value is not None else None
+
+        return {
+            "info": self._layout_info(),
+            "schema": self._schema,
+            "validate": bool(self._validate),
+            "is_derivative": self._is_derivative,
+            "ignore": pattern_text(self._opts.get("ignore")),
+            "force_index": pattern_text(self._opts.get("force_index")),
+            "index_metadata": self._opts.get("index_metadata", True) is not False,
+            "version": _native.__version__,
+        }
+
+    def _write_index(self, folder: str) -> None:
+        layouts = [self] + list(self.derivatives.values())
+        _store.save(folder, self._layout_info(), self._index_key(), self._names_table, layouts)
+
+    def _set_names(self, entities: list) -> None:
+        """The entity names the layout knows (pybids' names, the schema's long names and
+        keys), from the schema's entity list ``[[name, key, format], ...]``."""
+        self._names_table = entities
         self._entity_names: Dict[str, str] = {}
         self._short_names: Dict[str, str] = {}
         self._entity_order: List[str] = []
         self._index_entities: set = set()
-        for name, key, fmt in data["entities"]:
+        for name, key, fmt in entities:
             out = _SCHEMA_TO_PYBIDS.get(name, name)
             self._entity_names.setdefault(out, out)
             self._entity_names.setdefault(name, out)
@@ -279,6 +353,18 @@ class Layout:
             self._entity_order.append(out)
             if fmt == "index" and name == "run":
                 self._index_entities.add(out)
+        # pybids' derivatives configuration names (known to derivative layouts only).
+        for name in sorted(_DERIVATIVE_ONLY):
+            self._entity_names.setdefault(name, name)
+        for name, spec in self._custom.items():
+            self._entity_names.setdefault(name, name)
+            if spec.dtype == "int":
+                self._index_entities.add(name)
+
+    def _from_listing(self, data: dict) -> None:
+        """This layout's files from a listing's first dataset; the others become child
+        layouts (``derivatives/<name>``)."""
+        self._set_names(data["entities"])
         metadata = [] if self._opts.get("index_metadata") is False else data["metadata"]
         # Paths start from the root as given (the listing's may have symbolic links
         # resolved), as pybids' do.
@@ -291,62 +377,98 @@ class Layout:
         self._set_files(datasets[0], metadata)
         for ds in datasets[1:]:
             child = Layout.__new__(Layout)
-            child._init_child(self, ds, data, metadata, os.path.basename(ds["root"].rstrip("/")))
+            child._init_child(self, ds["root"], ds["description"], os.path.basename(ds["root"].rstrip("/")))
+            child._set_files(ds, metadata)
             self.derivatives[child._name] = child
 
-    def _init_child(self, parent: "Layout", ds: dict, data: dict, metadata: list, name: str) -> None:
-        self.root = ds["root"]
+    def _from_state(self, state: dict) -> None:
+        """The layouts as a saved index holds them (no listing, no walk)."""
+        self._set_names(state["entities"])
+        layouts = state["layouts"]
+        self._set_saved_files(layouts[0])
+        for saved in layouts[1:]:
+            child = Layout.__new__(Layout)
+            child._init_child(self, saved["root"], saved["description"], saved["name"])
+            child._set_saved_files(saved)
+            self.derivatives[child._name] = child
+
+    def _set_saved_files(self, saved: dict) -> None:
+        dataset = _Dataset(self)
+        paths, relpaths, ents, sizes, metas = saved["files"]
+        self._files = [file_class(p)(p, r, e, s, dataset, m)
+                       for p, r, e, s, m in zip(paths, relpaths, ents, sizes, metas)]
+        self._by_path = dict(zip(paths, self._files))
+
+    def _init_child(self, parent: "Layout", root: str, description: Any, name: str) -> None:
+        self.root = root
         self._schema = parent._schema
         self._validate = parent._validate
         self._absolute_paths = parent._absolute_paths
         self._regex_search = parent._regex_search
-        self._config = parent._config
+        self._config = None
+        self._configs = _config.load(None, True) + [c for c in parent._configs if not c.schema]
+        self._custom = parent._custom
         self._opts = parent._opts
         self._derivatives_arg = False
         self._database_path = None
-        self.description = ds["description"] if isinstance(ds["description"], dict) else None
+        self._from_index = parent.__dict__.get("_from_index", False)
+        self.description = description if isinstance(description, dict) else None
         self._is_derivative = True
         self._name = name
         self.derivatives = Derivatives()
         self._parent = parent
-        self._listing = None
+        self._names_table = parent._names_table
         self._entity_names = parent._entity_names
         self._short_names = parent._short_names
         self._entity_order = parent._entity_order
         self._index_entities = parent._index_entities
-        self._set_files(ds, metadata)
 
     def _set_files(self, ds: dict, metadata: list) -> None:
         dataset = _Dataset(self)
         files: List[BIDSFile] = []
         root = ds["root"]
+        top = self._top_root()
+        prefix = root.rstrip(os.sep) + os.sep
+        names = _SCHEMA_TO_PYBIDS
+        index = self._index_entities
+        n_meta = len(metadata)
+        custom = self._custom
         for rel, ents, datatype, suffix, ext, size, meta_id in ds["files"]:
-            path = os.path.join(root, rel)
-            meta = metadata[meta_id] if (meta_id is not None and meta_id < len(metadata)) else {}
-            files.append(self._make_file(path, ents, datatype, suffix, ext, size, meta, dataset))
+            path = prefix + rel
+            meta = metadata[meta_id] if (meta_id is not None and meta_id < n_meta) else {}
+            entities: Dict[str, Any] = {}
+            for k, v in ents.items():
+                k = names.get(k, k)
+                entities[k] = _padded(v) if k in index and v.isdigit() else v
+            if suffix:
+                entities["suffix"] = suffix
+            if ext:
+                entities["extension"] = ext
+            if datatype:
+                entities["datatype"] = datatype
+            if custom:
+                entities = self._configured(path, entities)
+            relpath = path[len(top) + 1:] if path.startswith(top + os.sep) else _relative(path, top)
+            files.append(file_class(path)(path, relpath, entities, size, dataset, meta))
+        ignore = self._opts.get("ignore")
         force = self._opts.get("force_index")
-        if not self._validate or force:
-            known = {f.path for f in files}
-            for path in _walk_unvalidated(root, self._opts.get("ignore"), force, self._validate):
-                if path not in known:
-                    files.append(self._parsed_file(path, dataset))
+        if not self._validate or force or ignore is not None:
+            keep, add = _select.select([f.path for f in files], root, ignore, force, self._validate)
+            files = [f for f in files if f.path in keep]
+            files.extend(self._parsed_file(path, dataset) for path in add)
         files.sort(key=lambda f: _natural_key(f.path))
+        if metadata:
+            _check_conflicts(files, self._entity_names.values())
         self._files = files
         self._by_path = {f.path: f for f in files}
 
-    def _make_file(self, path, ents, datatype, suffix, ext, size, meta, dataset) -> BIDSFile:
-        entities: Dict[str, Any] = {}
-        for k, v in ents.items():
-            out = _SCHEMA_TO_PYBIDS.get(k, k)
-            entities[out] = PaddedInt(v) if out in self._index_entities and v.isdigit() else v
-        if suffix:
-            entities["suffix"] = suffix
-        if ext:
-            entities["extension"] = ext
-        if datatype:
-            entities["datatype"] = datatype
-        cls = file_class(path)
-        return cls(path, os.path.relpath(path, self._top_root()), entities, size, dataset, meta)
+    def _configured(self, path: str, entities: Dict[str, Any]) -> Dict[str, Any]:
+        """A file's entities under a configuration file's patterns: those alone, or
+        added to the schema's when a named configuration is in use too."""
+        found = _config.match(path, self._custom, PaddedInt)
+        if any(c.schema for c in self._configs):
+            return {**entities, **found}
+        return found
 
     def _top_root(self) -> str:
         """The root that relative paths start from: the outermost layout's."""
@@ -357,12 +479,14 @@ class Layout:
 
     def _parsed_file(self, path: str, dataset: _Dataset) -> BIDSFile:
         ents = self.parse_file_entities(path)
+        if self._custom:
+            ents = self._configured(path, ents)
         try:
             size = os.path.getsize(path)
         except OSError:
             size = 0
         cls = file_class(path)
-        return cls(path, os.path.relpath(path, self._top_root()), ents, size, dataset, {})
+        return cls(path, _relative(path, self._top_root()), ents, size, dataset, {})
 
     def add_derivatives(self, path: Union[PathLike, Sequence[PathLike]], parent_database_path=None,
                         validate: bool = True, absolute_paths: bool = True, **kwargs: Any) -> None:
@@ -384,12 +508,16 @@ class Layout:
             data = json.loads(_native.scan_json(droot, derivatives=False, schema=self._schema))
             metadata = [] if self._opts.get("index_metadata") is False else data["metadata"]
             child = Layout.__new__(Layout)
-            child._init_child(self, data["datasets"][0], data, metadata, name)
+            ds = data["datasets"][0]
+            child._init_child(self, droot, ds["description"], name)
+            if ds["root"] != droot:
+                ds = dict(ds, root=droot)
+            child._set_files(ds, metadata)
             self.derivatives[name] = child
 
     def __reduce__(self):
         return (_rebuild, (self.root, self._validate, self._derivatives_arg, self._schema,
-                           self._is_derivative, self._opts))
+                           self._is_derivative, self._opts, self._config))
 
     def __repr__(self) -> str:
         files = self.get()
@@ -462,8 +590,9 @@ class Layout:
 
     @property
     def config(self) -> Dict[str, Any]:
-        names = ["bids"] + (["derivatives"] if self._is_derivative or self.derivatives else [])
-        return {n: n for n in names}
+        """The layout's configurations by name (``bids``, ``derivatives``, or the name a
+        configuration file gives)."""
+        return {c.name: c for c in self._configs}
 
     def _accepted_names(self, scope: Any = "all") -> Dict[str, str]:
         layouts = self._get_layouts_in_scope(scope) or [self]
@@ -539,7 +668,13 @@ class Layout:
                 raise TargetError(f"return_type={return_type!r} needs a target entity")
             if return_type == "id":
                 values = {f.entities[tname] for f in matched}
-                return sorted(values, key=_sort_key)
+                return sorted(values, key=_natural_text_key)
+            if tname in self._custom:
+                dirs = _config.directories(tname, self._custom, self.root,
+                                           sorted({f.dirname for f in matched}))
+                if absolute_paths is False:
+                    dirs = [_relative(d, self.root) for d in dirs or []]
+                return dirs
             if tname in ("suffix", "extension") or tname in _DERIVATIVE_ONLY:
                 raise ValueError(
                     f"Return type set to directory, but no directory template is defined "
@@ -784,6 +919,8 @@ class Layout:
             ents = dict(source)
         else:
             ents = self.parse_file_entities(source)
+        if not path_patterns:
+            path_patterns = [p for c in self._configs for p in c.default_path_patterns] or None
         if path_patterns:
             patterns = [path_patterns] if isinstance(path_patterns, str) else list(path_patterns)
             for pat in patterns:
@@ -882,20 +1019,29 @@ class Layout:
     # -- the on-disk index ------------------------------------------------------------
 
     def save(self, path: PathLike = ".", replace_connection: bool = True) -> None:
-        """Write the listing as Parquet into the folder ``path`` (a ``database_path``
-        a later layout reloads)."""
-        listing = self._listing if self._listing is not None else json.loads(
-            _native.scan_json(self.root, derivatives=False, schema=self._schema))
-        _store.save(os.fspath(path), self.root, self._listing_key(), listing)
+        """Write the index as Parquet into the folder ``path`` (a ``database_path`` a
+        later layout reloads without listing the dataset)."""
+        self._write_index(os.fspath(path))
         if replace_connection:
             self._database_path = os.fspath(path)
 
     @classmethod
     def load(cls, database_path: PathLike) -> "Layout":
-        """The layout saved in ``database_path``."""
-        root, key = _store.saved_root(os.fspath(database_path))
-        return cls(root, database_path=database_path, derivatives=key.get("derivatives", False),
-                   schema=key.get("schema"))
+        """The layout saved in ``database_path`` (its root and options come from it)."""
+        key = _store.key(os.fspath(database_path))
+        if key is None:
+            raise ValueError(f"{os.fspath(database_path)}: no saved layout")
+        return cls(database_path=database_path, validate=key.get("validate", True),
+                   schema=key.get("schema"), is_derivative=key.get("is_derivative", False))
+
+    @property
+    def connection_manager(self) -> "_store.ConnectionManager":
+        """pybids' handle on the index: ``database_file`` (None when the layout keeps no
+        index on disk) and ``layout_info`` (``root``, ``derivatives``, ``config``)."""
+        lay = self
+        while lay._parent is not None:
+            lay = lay._parent
+        return _store.ConnectionManager(lay._database_path, lay._layout_info())
 
     def clone(self) -> "Layout":
         import copy
@@ -903,9 +1049,9 @@ class Layout:
         return copy.deepcopy(self)
 
 
-def _rebuild(root, validate, derivatives, schema, is_derivative, opts):
+def _rebuild(root, validate, derivatives, schema, is_derivative, opts, config=None):
     return Layout(root, validate=validate, derivatives=derivatives, schema=schema,
-                  is_derivative=is_derivative, indexer=opts or None)
+                  is_derivative=is_derivative, indexer=opts or None, config=config)
 
 
 def _check_derivative(desc: Optional[dict], root: str) -> None:
@@ -935,44 +1081,39 @@ def _derivative_roots(path: str) -> List[str]:
     return out
 
 
-def _walk_unvalidated(root: str, ignore: Any, force: Any, forced_only: bool = False) -> List[str]:
-    """Every file under ``root`` but dot files and the ignored folders (pybids' index
-    when it does not validate); ``forced_only``: only those ``force`` names (pybids'
-    ``force_index`` on a validated index)."""
-    ignore = list(_DEFAULT_IGNORE) if ignore is None else list(ignore) + ["derivatives"]
-    force = list(force or [])
-    # A folder both forced and ignored by default is walked (pybids' force_index).
-    ignore = [p for p in ignore if not (isinstance(p, str) and _ignored(p, force))]
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
-        rel_dir = os.path.relpath(dirpath, root)
-        keep = []
-        for d in dirnames:
-            rel = d if rel_dir == "." else os.path.join(rel_dir, d)
-            if d.startswith(".") or _ignored(rel, ignore):
-                continue
-            keep.append(d)
-        dirnames[:] = keep
-        for name in filenames:
-            if name.startswith("."):
-                continue
-            rel = name if rel_dir == "." else os.path.join(rel_dir, name)
-            if _ignored(rel, ignore) and not _ignored(rel, force):
-                continue
-            if forced_only and not _ignored(rel, force):
-                continue
-            out.append(os.path.join(dirpath, name))
-    return out
+def _relative(path: str, root: str) -> str:
+    """``path`` from ``root`` (a plain prefix cut when it is under it)."""
+    prefix = root.rstrip(os.sep) + os.sep
+    if path.startswith(prefix):
+        return path[len(prefix):]
+    return os.path.relpath(path, root)
 
 
-def _ignored(rel: str, patterns: list) -> bool:
-    for p in patterns:
-        if isinstance(p, re.Pattern):
-            if p.search("/" + rel.replace(os.sep, "/")):
-                return True
-        elif rel == os.fspath(p) or rel.startswith(os.fspath(p).rstrip("/") + os.sep):
-            return True
-    return False
+def _check_conflicts(files: List[BIDSFile], names: Iterable[str]) -> None:
+    """pybids refuses a file whose sidecar gives one of its entities another value
+    (``"run": 2`` beside ``run-1``): BIDSConflictingValuesError."""
+    known = set(names) | set(_NAME_FIELDS)
+    shared: Dict[int, List[str]] = {}
+    for f in files:
+        md = f._metadata
+        if not md:
+            continue
+        keys = shared.get(id(md))
+        if keys is None:
+            keys = shared[id(md)] = [k for k in md if k in known]
+        for k in keys:
+            v = f.entities.get(k)
+            other = md[k]
+            if v is None or other is None or str(other) == str(v):
+                continue
+            if isinstance(other, (int, float)) and not isinstance(other, bool) \
+                    and str(v).isdigit() and float(other) == int(str(v)):
+                continue
+            raise BIDSConflictingValuesError(
+                f"Conflicting values found for entity '{k}' in filename {f.path} "
+                f"(value='{v}') versus its JSON sidecar (value='{other}'). "
+                "Please reconcile this discrepancy."
+            )
 
 
 def _fieldmap_entry(f: BIDSFile) -> dict:
@@ -1014,8 +1155,16 @@ def _suggest(key: str, names: List[str]) -> List[str]:
     return sorted(set(close))
 
 
+def _natural_text_key(value: Any):
+    """pybids' order of values: by their text, numbers by value, case ignored."""
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", str(value))]
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
 def _natural_key(path: str):
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path)]
+    return [int(t) if t.isdigit() else t for t in _DIGITS.split(path)]
 
 
 def _freeze(v: Any) -> Any:

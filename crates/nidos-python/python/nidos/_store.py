@@ -1,75 +1,142 @@
-"""The on-disk index behind ``Layout(database_path=...)``: the listing as one Parquet
-file (a row per file; datasets, entity table and shared sidecars in the file's key-value
-metadata), with a fingerprint of the dataset (the modification times of its folders and
-sidecars) so that a changed dataset is listed again instead of reloaded."""
+"""The on-disk index behind ``Layout(database_path=...)``: one Parquet file, a row per
+file of the layout and its derivative layouts (``dataset``, ``path``, ``relpath``,
+``size``, ``meta_id``, and one text column per entity, ``e:<name>``), with the
+layouts, the distinct merged sidecars, the arguments it was made with and a
+fingerprint of the dataset in the file's key-value metadata. A later layout with the
+same arguments builds its files from it without listing the dataset, unless the
+fingerprint (the modification times of the folders holding files, their parents, and
+the JSON files) changed: then the dataset is listed again and the index rewritten."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 FILE = "nidos_layout.parquet"
-_COLUMNS = ("dataset", "relpath", "entities", "datatype", "suffix", "extension", "size", "meta_id")
+_FIXED = ("dataset", "path", "relpath", "size", "meta_id")
 
 
-def _fingerprint(listing: dict) -> str:
-    """A digest of the modification times of every folder holding a listed file (and
-    their parents up to the dataset root) and of every listed JSON file: adding,
-    removing or renaming a file changes its folder's time; editing a sidecar its own."""
-    h = hashlib.sha256()
-    for ds in listing["datasets"]:
-        root = ds["root"]
-        paths = {""}
-        for row in ds["files"]:
-            rel = row[0]
-            d = os.path.dirname(rel)
-            while d and d not in paths:
-                paths.add(d)
+class LayoutInfo:
+    """The arguments an index was made with (pybids' ``LayoutInfo``)."""
+
+    def __init__(self, root: str, derivatives: Any, config: Any):
+        self.root = root
+        self.derivatives = derivatives
+        self.config = config
+
+    def __repr__(self) -> str:
+        return f"<LayoutInfo root={self.root!r}>"
+
+
+class ConnectionManager:
+    """pybids' handle on a layout's index: ``database_file`` (None when the layout
+    keeps no index on disk) and ``layout_info``."""
+
+    def __init__(self, database_path: Optional[str], info: dict):
+        self.database_file = os.path.join(database_path, FILE) if database_path else None
+        self.layout_info = LayoutInfo(info["root"], info["derivatives"], info["config"])
+
+
+def stamped_paths(layouts: List[Any]) -> List[str]:
+    """What the fingerprint covers: every folder holding a file (and its parents up to
+    its layout's root) and every JSON file. Adding, removing or renaming a file changes
+    its folder's time; editing a sidecar its own."""
+    out: Dict[str, None] = {}
+    for lay in layouts:
+        root = lay.root.rstrip(os.sep)
+        out[root] = None
+        for f in lay._files:
+            d = os.path.dirname(f.path)
+            while d not in out and len(d) > len(root) and d.startswith(root):
+                out[d] = None
                 d = os.path.dirname(d)
-            if rel.endswith(".json"):
-                paths.add(rel)
-        for rel in sorted(paths):
-            try:
-                st = os.stat(os.path.join(root, rel))
-                stamp = f"{st.st_mtime_ns}:{st.st_size if rel.endswith('.json') else 0}"
-            except OSError:
-                stamp = "absent"
-            h.update(f"{root}\0{rel}\0{stamp}\n".encode())
+            if f.path.endswith(".json"):
+                out[f.path] = None
+    return list(out)
+
+
+def fingerprint(paths: List[str]) -> str:
+    stat = os.stat
+    stamps = []
+    for p in paths:
+        try:
+            st = stat(p)
+            stamps.append(st.st_mtime_ns)
+            stamps.append(st.st_size)
+        except OSError:
+            stamps.append(-1)
+            stamps.append(-1)
+    h = hashlib.sha256("\0".join(paths).encode())
+    h.update(repr(stamps).encode())
     return h.hexdigest()
 
 
-def save(folder: str, root: str, key: dict, listing: dict) -> None:
+def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any]) -> None:
+    """Write ``layouts`` (the root layout first, then its derivative layouts) into
+    ``folder``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    cols: dict = {c: [] for c in _COLUMNS}
-    for i, ds in enumerate(listing["datasets"]):
-        for rel, ents, datatype, suffix, ext, size, meta_id in ds["files"]:
-            cols["dataset"].append(i)
-            cols["relpath"].append(rel)
-            cols["entities"].append(json.dumps(ents))
-            cols["datatype"].append(datatype)
-            cols["suffix"].append(suffix)
-            cols["extension"].append(ext)
-            cols["size"].append(size)
-            cols["meta_id"].append(meta_id)
-    schema = pa.schema([
-        ("dataset", pa.int32()), ("relpath", pa.string()), ("entities", pa.string()),
-        ("datatype", pa.string()), ("suffix", pa.string()), ("extension", pa.string()),
-        ("size", pa.int64()), ("meta_id", pa.int64()),
-    ])
-    table = pa.Table.from_pydict(cols, schema=schema)
+    fixed: Dict[str, list] = {c: [] for c in _FIXED}
+    ents: Dict[str, list] = {}
+    kinds: Dict[str, str] = {}
+    metadata: List[dict] = []
+    meta_ids: Dict[int, int] = {}
+    n = 0
+    for i, lay in enumerate(layouts):
+        for f in lay._files:
+            fixed["dataset"].append(i)
+            fixed["path"].append(f.path)
+            fixed["relpath"].append(f.relpath)
+            fixed["size"].append(int(f.size or 0))
+            md = f._metadata
+            if md:
+                mid = meta_ids.get(id(md))
+                if mid is None:
+                    mid = meta_ids[id(md)] = len(metadata)
+                    metadata.append(dict(md))
+                fixed["meta_id"].append(mid)
+            else:
+                fixed["meta_id"].append(None)
+            for k, v in f.entities.items():
+                col = ents.get(k)
+                if col is None:
+                    col = ents[k] = [None] * n
+                if isinstance(v, bool):
+                    kinds[k] = "bool"
+                elif isinstance(v, int):
+                    kinds.setdefault(k, "int")
+                elif isinstance(v, float):
+                    kinds[k] = "float"
+                col.append(str(v))
+            n += 1
+            for col in ents.values():
+                if len(col) < n:
+                    col.append(None)
+    arrays = [
+        pa.array(fixed["dataset"], pa.int32()),
+        pa.array(fixed["path"], pa.string()),
+        pa.array(fixed["relpath"], pa.string()),
+        pa.array(fixed["size"], pa.int64()),
+        pa.array(fixed["meta_id"], pa.int64()),
+    ] + [pa.array(col, pa.string()) for col in ents.values()]
+    names = list(_FIXED) + ["e:" + k for k in ents]
+    table = pa.Table.from_arrays(arrays, names=names)
+    stamped = stamped_paths(layouts)
     meta = {
-        "nidos.root": root,
+        "nidos.info": json.dumps(info),
         "nidos.key": json.dumps(key, sort_keys=True),
-        "nidos.fingerprint": _fingerprint(listing),
-        "nidos.entities": json.dumps(listing["entities"]),
-        "nidos.datasets": json.dumps(
-            [{k: v for k, v in ds.items() if k != "files"} for ds in listing["datasets"]]
-        ),
-        "nidos.metadata": json.dumps(listing["metadata"]),
+        "nidos.entities": json.dumps(entities),
+        "nidos.kinds": json.dumps(kinds),
+        "nidos.layouts": json.dumps([
+            {"name": lay._name, "root": lay.root, "description": lay.description}
+            for lay in layouts
+        ]),
+        "nidos.metadata": json.dumps(metadata),
+        "nidos.stamped": json.dumps(stamped),
+        "nidos.fingerprint": fingerprint(stamped),
     }
     table = table.replace_schema_metadata(meta)
     os.makedirs(folder, exist_ok=True)
@@ -78,48 +145,91 @@ def save(folder: str, root: str, key: dict, listing: dict) -> None:
     os.replace(tmp, os.path.join(folder, FILE))
 
 
-def _read(folder: str):
-    import pyarrow.parquet as pq
+class Saved:
+    """An index file opened once: its footer (the arguments it was made with) is read
+    first, its rows only when they are wanted."""
 
-    path = os.path.join(folder, FILE)
-    if not os.path.isfile(path):
+    def __init__(self, folder: str):
+        import pyarrow.parquet as pq
+
+        self.file = pq.ParquetFile(os.path.join(folder, FILE))
+        raw = self.file.schema_arrow.metadata or {}
+        self.meta = {k.decode(): v.decode() for k, v in raw.items()}
+
+    @property
+    def info(self) -> Optional[dict]:
+        text = self.meta.get("nidos.info")
+        return None if text is None else json.loads(text)
+
+    @property
+    def key(self) -> Optional[dict]:
+        text = self.meta.get("nidos.key")
+        return None if text is None else json.loads(text)
+
+    def load(self, wanted: dict, padded: Any = int) -> Optional[dict]:
+        """The saved layouts (``padded``: the class of index values such as ``run``),
+        or None when the index was made with other arguments or the dataset changed
+        since."""
+        if self.meta.get("nidos.key") != json.dumps(wanted, sort_keys=True):
+            return None
+        if fingerprint(json.loads(self.meta["nidos.stamped"])) != self.meta.get("nidos.fingerprint"):
+            return None
+        return _state(self.file.read(use_threads=False), self.meta, padded)
+
+
+def open_index(folder: str) -> Optional[Saved]:
+    """The index in ``folder``, or None when there is none (or it cannot be read)."""
+    if not os.path.isfile(os.path.join(folder, FILE)):
         return None
-    table = pq.read_table(path)
-    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
-    return table, meta
-
-
-def saved_root(folder: str) -> Tuple[str, dict]:
-    found = _read(folder)
-    if found is None:
-        raise ValueError(f"{folder}: no saved layout ({FILE})")
-    _, meta = found
-    return meta["nidos.root"], json.loads(meta["nidos.key"])
-
-
-def load(folder: str, root: str, key: dict) -> Optional[dict]:
-    """The saved listing of ``root``, or None when there is none, it was made with other
-    options, or the dataset changed since."""
     try:
-        found = _read(folder)
+        return Saved(folder)
     except Exception:
         return None
-    if found is None:
-        return None
-    table, meta = found
-    if meta.get("nidos.root") != root or meta.get("nidos.key") != json.dumps(key, sort_keys=True):
-        return None
-    datasets: Any = json.loads(meta["nidos.datasets"])
-    for ds in datasets:
-        ds["files"] = []
-    cols = table.to_pydict()
-    for i, rel, ents, datatype, suffix, ext, size, meta_id in zip(*(cols[c] for c in _COLUMNS)):
-        datasets[i]["files"].append([rel, json.loads(ents), datatype, suffix, ext, size, meta_id])
-    listing = {
-        "entities": json.loads(meta["nidos.entities"]),
-        "datasets": datasets,
-        "metadata": json.loads(meta["nidos.metadata"]),
-    }
-    if _fingerprint(listing) != meta.get("nidos.fingerprint"):
-        return None
-    return listing
+
+
+def key(folder: str) -> Optional[dict]:
+    saved = open_index(folder)
+    return None if saved is None else saved.key
+
+
+def _state(table: Any, meta: Dict[str, str], padded: Any) -> dict:
+    layouts = json.loads(meta["nidos.layouts"])
+    metadata = json.loads(meta["nidos.metadata"])
+    kinds = json.loads(meta["nidos.kinds"])
+    fixed = {c: table.column(c).to_pylist() for c in _FIXED}
+    n = table.num_rows
+    ents: List[dict] = [{} for _ in range(n)]
+    for name in table.column_names:
+        if not name.startswith("e:"):
+            continue
+        k = name[2:]
+        kind = kinds.get(k)
+        values = table.column(name).to_pylist()
+        if kind in ("int", "float", "bool"):
+            conv = {}
+            for v in set(values):
+                if v is None:
+                    continue
+                if kind == "int":
+                    conv[v] = padded(v) if v.isdigit() else v
+                elif kind == "float":
+                    conv[v] = float(v)
+                else:
+                    conv[v] = v == "True"
+            values = [conv.get(v) if v is not None else None for v in values]
+        for i, v in enumerate(values):
+            if v is not None:
+                ents[i][k] = v
+    empty: dict = {}
+    metas = [metadata[m] if m is not None else empty for m in fixed["meta_id"]]
+    # Rows are written layout by layout: each layout's files are one slice.
+    start = 0
+    datasets = fixed["dataset"]
+    for i, lay in enumerate(layouts):
+        end = start
+        while end < n and datasets[end] == i:
+            end += 1
+        lay["files"] = (fixed["path"][start:end], fixed["relpath"][start:end], ents[start:end],
+                        fixed["size"][start:end], metas[start:end])
+        start = end
+    return {"entities": json.loads(meta["nidos.entities"]), "layouts": layouts}
