@@ -1,7 +1,7 @@
-//! Choosing the schema for a dataset: `nidos_schema::load_for_description` on the
-//! description `nidos_dataset::read_description` reads, as the command
-//! line does (brand from the description's version key, version pinned), with loaded
-//! schemas cached for the process.
+//! Choosing the schema for a dataset: `nidos_dataset::rules_for`, the choice the
+//! validation run and the command line make (brand from the description's version key
+//! or what the dataset shows, the declared version read as a person means it), with
+//! loaded schemas cached for the process.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -67,8 +67,9 @@ pub fn for_dataset(
         }
         None => Source::Bundled,
     };
-    let description = nidos_dataset::read_description(dataset);
-    let chosen = nidos_schema::load_for_description(&source, description, std_version)
+    // The choice a validation run makes, so a layout lists the files by the rules of
+    // the version the dataset declares, as validation reads it.
+    let chosen = nidos_dataset::rules_for(&source, dataset, std_version)
         .map_err(|e| value_error(format!("loading the schema: {e}")))?;
     let loaded = Arc::new(chosen.schema);
     if let Ok(mut c) = cache().lock() {
