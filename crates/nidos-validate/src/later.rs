@@ -51,8 +51,12 @@ pub(crate) fn explain(
     let later: Vec<&str> = later.iter().map(String::as_str).collect();
     // What was loaded stays until the process exits (freeing a tree of parsed
     // expressions costs about a tenth of loading it).
-    let kept = std::cell::RefCell::new(Vec::new());
+    // A version is loaded once (the newest serves the count and the notes).
+    let kept: std::cell::RefCell<Vec<Arc<Schema>>> = std::cell::RefCell::new(Vec::new());
     let load = |v: &str| {
+        if let Some(s) = kept.borrow().iter().find(|s| s.version == v) {
+            return Some(s.clone());
+        }
         let schema = Schema::bundled_for(Some(&brand), Some(v))
             .ok()
             .map(Arc::new);
