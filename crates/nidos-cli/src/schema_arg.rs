@@ -37,14 +37,12 @@ fn load_error(e: nidos_schema::SchemaErrors) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 
-/// Loads the schema for validating `dataset`: the brand its description selects, the
-/// version it declares (or `--std-version`), from the bundled rules or `--schema`.
+/// Loads the schema for `dataset` as a validation run chooses it
+/// (`nidos_dataset::rules_for`): the brand its description selects, the version it
+/// declares (or `--std-version`), from the bundled rules or `--schema`. `ls`, `index`
+/// and the other dataset commands read the dataset by these rules.
 pub fn load_for_dataset(args: &SchemaArgs, dataset: &Path) -> anyhow::Result<Loaded> {
-    load_with(
-        args,
-        Some(dataset),
-        nidos_dataset::read_description(dataset),
-    )
+    load_with(args, Some(dataset), None)
 }
 
 /// Loads the schema for a dataset with no directory (`validate --filename-mode`): the
@@ -57,6 +55,7 @@ pub fn load_for_description(
     load_with(args, None, description)
 }
 
+/// The schema for `dataset` (its description read there), else for `description`.
 fn load_with(
     args: &SchemaArgs,
     dataset: Option<&Path>,
@@ -66,7 +65,8 @@ fn load_with(
     let source = source(args, dataset, &mut warnings)?;
     let requested = args.std_version.as_deref();
     let chosen = match dataset {
-        Some(dir) => nidos_schema::load_for_dir(&source, dir, description, requested),
+        // The choice a validation run makes (`nidos_dataset::rules_for`).
+        Some(dir) => nidos_dataset::rules_for(&source, dir, requested),
         None => nidos_schema::load_for_description(&source, description, requested),
     }
     .map_err(load_error)

@@ -41,6 +41,7 @@ pub mod loaders;
 pub mod opened;
 pub mod prune_fs;
 pub mod query;
+pub mod rules;
 pub mod schema_info;
 mod walk;
 pub mod write;
@@ -55,6 +56,7 @@ pub use load::sidecar::{SidecarMerge, SidecarOverride};
 pub use load::Dataset;
 pub use opened::{display_json, locate, open_file_context, OpenedFile};
 pub use prune_fs::PruneFs;
+pub use rules::rules_for;
 pub use schema_info::SchemaInfo;
 
 #[cfg(test)]

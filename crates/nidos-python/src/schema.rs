@@ -1,7 +1,7 @@
-//! Choosing the schema for a dataset: `nidos_schema::load_for_description` on the
-//! description `nidos_dataset::read_description` reads, as the command
-//! line does (brand from the description's version key, version pinned), with loaded
-//! schemas cached for the process.
+//! Choosing the schema for a dataset: `nidos_dataset::rules_for`, the choice the
+//! validation run and the command line make (brand from the description's version key
+//! or what the dataset shows, the declared version read as a person means it), with
+//! loaded schemas cached for the process.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use pyo3::PyResult;
 
 use crate::error::value_error;
 
-/// (schema path, requested version, the description's `*Version` keys).
+/// (schema path, requested version, what picks brand and version: [`version_keys`]).
 type Key = (Option<String>, Option<String>, Vec<(String, String)>);
 type Cache = Mutex<HashMap<Key, Arc<Schema>>>;
 
@@ -21,16 +21,32 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(Default::default)
 }
 
-/// What picks brand and version in a description: its top-level `...Version` strings.
+/// What picks brand and version for a dataset: its description's top-level `...Version`
+/// strings (the whole description when it has none: its URIs can show the brand) and
+/// the ignore files at its root (`nidos_dataset::rules_for` reads the brand from them
+/// when the description declares none).
 fn version_keys(dataset: &Path) -> Vec<(String, String)> {
-    let Some(serde_json::Value::Object(obj)) = nidos_dataset::read_description(dataset) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, String)> = obj
-        .iter()
-        .filter(|(k, _)| k.ends_with("Version"))
-        .map(|(k, v)| (k.clone(), v.to_string()))
-        .collect();
+    let mut out: Vec<(String, String)> = Vec::new();
+    if let Some(serde_json::Value::Object(obj)) = nidos_dataset::read_description(dataset) {
+        out.extend(
+            obj.iter()
+                .filter(|(k, _)| k.ends_with("Version"))
+                .map(|(k, v)| (k.clone(), v.to_string())),
+        );
+        if out.is_empty() {
+            out.push((
+                "(description)".to_owned(),
+                serde_json::Value::Object(obj).to_string(),
+            ));
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(dataset) {
+        out.extend(entries.flatten().filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name.starts_with('.') && name.ends_with("ignore"))
+                .then(|| ("(root file)".to_owned(), name))
+        }));
+    }
     out.sort();
     out
 }
@@ -67,8 +83,9 @@ pub fn for_dataset(
         }
         None => Source::Bundled,
     };
-    let description = nidos_dataset::read_description(dataset);
-    let chosen = nidos_schema::load_for_description(&source, description, std_version)
+    // The choice a validation run makes, so a layout lists the files by the rules of
+    // the version the dataset declares, as validation reads it.
+    let chosen = nidos_dataset::rules_for(&source, dataset, std_version)
         .map_err(|e| value_error(format!("loading the schema: {e}")))?;
     let loaded = Arc::new(chosen.schema);
     if let Ok(mut c) = cache().lock() {

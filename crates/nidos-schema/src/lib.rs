@@ -59,7 +59,8 @@ pub use select::{
     load_for_description, load_for_dir, published_schema_template, ForDataset, Source,
 };
 pub use version::{
-    bundled_override, bundled_schema_dir, compare_versions, select_version, BUNDLED_ENV,
+    bundled_override, bundled_schema_dir, compare_versions, read_version, select_version, Reading,
+    BUNDLED_ENV,
 };
 pub use views::{
     called_functions, rule_kind, rule_markers, rule_nodes, Codes, Layout, RuleAt, RuleKind,

@@ -141,6 +141,9 @@ fn load_guessing(
     };
     let (version, warning) = select_version(requested, declared.as_deref(), &supported);
     warnings.extend(warning);
+    if let Some(c) = &choice {
+        warnings.extend(undeclared(description.as_ref(), c, requested, &version));
+    }
     let opts = LoadOptions {
         version: Some(version),
         brand,
@@ -214,6 +217,8 @@ fn embedded_for_dataset(
     let choice = brands.choose_guessing(description, guessed.as_ref());
     let (version, warning) =
         select_version(requested, choice.declared_version.as_deref(), &supported);
+    let mut warnings: Vec<Warning> = warning.into_iter().collect();
+    warnings.extend(undeclared(description, &choice, requested, &version));
     let opts = LoadOptions {
         version: Some(version),
         brand: Some(choice.brand.name.clone()),
@@ -222,6 +227,31 @@ fn embedded_for_dataset(
     Ok(ForDataset {
         schema: crate::embedded_load(&opts)?,
         choice,
-        warnings: warning.into_iter().collect(),
+        warnings,
     })
+}
+
+/// The warning for a description that declares no version (as text) under its brand's
+/// key, when none was requested: the newest rules, `version`, apply. Nothing when there
+/// is no description at all (file-name mode).
+fn undeclared(
+    description: Option<&Value>,
+    choice: &BrandChoice,
+    requested: Option<&str>,
+    version: &str,
+) -> Option<Warning> {
+    if requested.is_some() || choice.declared_version.is_some() {
+        return None;
+    }
+    let Some(Value::Object(_)) = description else {
+        return None;
+    };
+    Some(SchemaError::new(
+        ErrorKind::Version,
+        "",
+        format!(
+            "dataset_description.json declares no {} (as text); using the rules of the newest version, {version}",
+            choice.brand.version_key
+        ),
+    ))
 }

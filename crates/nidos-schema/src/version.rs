@@ -54,13 +54,93 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
     }
 }
 
+/// How a declared version that is not a plain release number is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// The release number it is read as (`None`: no version at all).
+    pub version: Option<String>,
+    /// How it was read, for the warning (`None`: it is a plain release number).
+    pub how: Option<String>,
+}
+
+/// Reads a declared version as a person means it: `1.2.0` as itself; `v1.2.0` and
+/// `BIDS 1.2.0` (a word and a space before the number) as `1.2.0`; a pre-release such as
+/// `1.0.0rc3`, `1.0.0-rc2` or `1.0.0.dev1` as the release it leads to (`1.0.0`); empty
+/// text, or text without a leading release number (`BEP010`), as no version.
+pub fn read_version(text: &str) -> Reading {
+    let t = text.trim();
+    let none = |why: &str| Reading {
+        version: None,
+        how: Some(why.to_owned()),
+    };
+    if t.is_empty() {
+        return none("is empty");
+    }
+    // The number starts at the first digit; what comes before must be a `v` or a word
+    // followed by a space (`BIDS 1.2.0`, `BIDS v1.2.0`).
+    let Some(start) = t.find(|c: char| c.is_ascii_digit()) else {
+        return none("holds no version number");
+    };
+    let prefix = &t[..start];
+    let prefix_ok = match prefix.strip_suffix(['v', 'V']) {
+        Some(rest) => rest.is_empty() || rest.ends_with(char::is_whitespace),
+        None => prefix.is_empty() || prefix.ends_with(char::is_whitespace),
+    };
+    if !prefix_ok {
+        return none("is not a version number");
+    }
+    let rest = &t[start..];
+    let core_len = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    let core = rest[..core_len].trim_end_matches('.');
+    let tail = &rest[core.len()..];
+    if core.split('.').any(|p| p.is_empty()) {
+        return none("is not a version number");
+    }
+    // Missing parts are zeros: `1.2` is `1.2.0`.
+    let mut parts: Vec<&str> = core.split('.').collect();
+    while parts.len() < 3 {
+        parts.push("0");
+    }
+    let release = parts.join(".");
+    let tail_word = tail
+        .trim_start_matches(['-', '.', '_', '+'])
+        .to_ascii_lowercase();
+    let pre = ["rc", "alpha", "beta", "dev", "pre", "a", "b"]
+        .iter()
+        .any(|w| tail_word.starts_with(w));
+    let how = if !tail.is_empty() && pre {
+        let kind = if tail_word.starts_with("rc") {
+            "a release candidate"
+        } else {
+            "a pre-release"
+        };
+        Some(format!("is read as {release} ({kind} of {release})"))
+    } else if !tail.is_empty() {
+        return none("is not a version number");
+    } else if !prefix.is_empty() || release != t {
+        Some(format!("is read as {release}"))
+    } else {
+        None
+    };
+    Reading {
+        version: Some(release),
+        how,
+    }
+}
+
 /// Chooses the schema version to validate with.
 ///
 /// `requested` (the `--std-version` flag) wins, else `dataset_version` (the dataset's
 /// version key in `dataset_description.json`), else the newest supported version.
-/// A version that is not supported is replaced, with a warning naming the version used:
-/// one newer than every supported version → the newest; one older than every supported
-/// version → the oldest; one in between → the newest supported version below it.
+/// The version is first read as a person means it ([`read_version`]): `v1.2.0`,
+/// `BIDS 1.2.0` and the release candidates of 1.0.0 (`1.0.0rc3`, `1.0.0-rc2`) are
+/// releases; empty text or no version number (`BEP010`) means the newest. A version that
+/// is not supported is replaced: one newer than every supported version → the newest;
+/// one older than every supported version → the oldest; one in between (`1.9.2`, not a
+/// release) → the newest supported version below it. Every replacement and reading
+/// comes with a warning saying how the version was read and which rules apply.
 pub fn select_version(
     requested: Option<&str>,
     dataset_version: Option<&str>,
@@ -95,32 +175,51 @@ pub fn select_version(
             )),
         );
     };
+    let reading = read_version(wanted);
+    let warn = |used: &str, why: String| {
+        SchemaError::new(
+            ErrorKind::Version,
+            "",
+            format!("{source} {wanted:?} {why}; using the rules of version {used}"),
+        )
+    };
+    let Some(release) = reading.version else {
+        let why = reading.how.unwrap_or_default();
+        return (
+            newest.clone(),
+            Some(warn(newest, format!("{why}, so the newest rules apply"))),
+        );
+    };
+    let read_as = reading.how.map(|h| format!("{h}, ")).unwrap_or_default();
     if let Some(exact) = supported
         .iter()
-        .find(|s| compare_versions(s, wanted) == Ordering::Equal && is_version(wanted))
+        .find(|s| compare_versions(s, &release) == Ordering::Equal)
     {
-        return (exact.clone(), None);
+        let warning =
+            (!read_as.is_empty()).then(|| warn(exact, read_as.trim_end_matches(", ").to_owned()));
+        return (exact.clone(), warning);
     }
-    let (used, why) = if !is_version(wanted) {
-        (newest.clone(), "is not a version")
-    } else if compare_versions(wanted, newest) == Ordering::Greater {
-        (newest.clone(), "is newer than every supported version")
-    } else if compare_versions(wanted, oldest) == Ordering::Less {
-        (oldest.clone(), "is older than every supported version")
+    let (used, why) = if compare_versions(&release, newest) == Ordering::Greater {
+        (newest.clone(), "newer than every supported version")
+    } else if compare_versions(&release, oldest) == Ordering::Less {
+        (oldest.clone(), "older than every supported version")
     } else {
         let below = supported
             .iter()
-            .filter(|s| compare_versions(s, wanted) == Ordering::Less)
+            .filter(|s| compare_versions(s, &release) == Ordering::Less)
             .max_by(|a, b| compare_versions(a, b))
             .unwrap_or(newest);
-        (below.clone(), "is not supported")
+        (
+            below.clone(),
+            "not a release: the nearest earlier release applies",
+        )
     };
-    let w = SchemaError::new(
-        ErrorKind::Version,
-        "",
-        format!("{source} {wanted:?} {why}; using schema version {used}"),
-    );
-    (used, Some(w))
+    let why = if read_as.is_empty() {
+        format!("is {why}")
+    } else {
+        format!("{read_as}{why}")
+    };
+    (used.clone(), Some(warn(&used, why)))
 }
 
 /// The YAML tree that replaces the embedded rules: `NIDOS_SCHEMA_DIR` when set and
@@ -181,7 +280,10 @@ mod tests {
         );
         let (u, w) = select_version(None, Some("2.0.0"), &s);
         assert_eq!(u, "1.11.1");
-        assert!(w.unwrap().message.contains("using schema version 1.11.1"));
+        assert!(w
+            .unwrap()
+            .message
+            .contains("using the rules of version 1.11.1"));
         let (u, w) = select_version(Some("1.10.5"), None, &s);
         assert_eq!(u, "1.10.0");
         assert!(w.is_some());
@@ -189,5 +291,30 @@ mod tests {
         assert_eq!(u, "1.8.0");
         let (u, _) = select_version(Some("banana"), None, &s);
         assert_eq!(u, "1.11.1");
+    }
+
+    #[test]
+    fn declared_versions_are_read_as_meant() {
+        let cases: &[(&str, Option<&str>, bool)] = &[
+            ("1.2.0", Some("1.2.0"), false),
+            ("v1.2.0", Some("1.2.0"), true),
+            ("BIDS 1.2.0", Some("1.2.0"), true),
+            ("BIDS v1.2.0", Some("1.2.0"), true),
+            ("1.0.0rc3", Some("1.0.0"), true),
+            ("1.0.0-rc2", Some("1.0.0"), true),
+            ("1.0.0-rc1", Some("1.0.0"), true),
+            ("1.2", Some("1.2.0"), true),
+            ("1.9.2", Some("1.9.2"), false),
+            ("BEP010", None, true),
+            ("", None, true),
+            ("  ", None, true),
+            ("1.2.0 and more", None, true),
+            ("vv1.2.0", None, true),
+        ];
+        for (text, version, how) in cases {
+            let r = read_version(text);
+            assert_eq!(r.version.as_deref(), *version, "{text:?}");
+            assert_eq!(r.how.is_some(), *how, "{text:?}: {:?}", r.how);
+        }
     }
 }

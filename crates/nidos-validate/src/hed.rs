@@ -146,7 +146,14 @@ pub(crate) fn prepare(ds: &Dataset, schema_dirs: &[PathBuf]) -> Result<Option<He
         || source.load_versions(&version.to_json()),
         || hed_sidecars(ds),
     );
-    let schemas = schemas.map_err(|issue| to_issue(&issue, "", ""))?;
+    let schemas = match schemas {
+        Ok(s) => s,
+        // The HED specification ties a schema that cannot be loaded to the annotations
+        // that need it: a dataset that names a HEDVersion but carries no HED is not
+        // failed for it.
+        Err(_) if sidecars.is_empty() && !carries_hed(ds) => return Ok(None),
+        Err(issue) => return Err(to_issue(&issue, "", "")),
+    };
     let defs = dataset_definitions(&sidecars, &schemas);
     Ok(Some(HedRun {
         schemas,
@@ -212,6 +219,32 @@ fn hed_sidecars(ds: &Dataset) -> Vec<serde_json::Value> {
             has_hed.then(|| json.to_json())
         })
         .collect()
+}
+
+/// Whether some file of the dataset carries HED besides the sidecar entries
+/// [`hed_sidecars`] finds: a table with a `HED` column, or a JSON file with a top-level
+/// `HED` key (the description of such a column). Asked only when the schemas cannot be
+/// loaded, so reading every table's header then costs nothing on a dataset that loads.
+fn carries_hed(ds: &Dataset) -> bool {
+    use rayon::prelude::*;
+    (0..ds.files().len()).into_par_iter().any(|i| {
+        let f = &ds.files()[i];
+        if !f.validated() {
+            return false;
+        }
+        let ext = f.name.extension.as_str();
+        if ext == ".json" {
+            let ctx = ds.context_at(i);
+            let json = ctx.lookup("json");
+            json.as_object().is_some_and(|o| o.contains_key("HED"))
+        } else if ext == ".tsv" || ext == ".tsv.gz" {
+            let ctx = ds.context_at(i);
+            ctx.table()
+                .is_some_and(|t| t.headers.iter().any(|h| h == "HED"))
+        } else {
+            false
+        }
+    })
 }
 
 /// Definitions from the `HED` entries of the sidecars `hed_sidecars` gave.

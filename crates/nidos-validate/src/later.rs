@@ -1,6 +1,8 @@
-//! A validation with the bundled rules pinned to an older version than the newest: which
-//! issues only a later version would not raise. [`crate::pinning`] decides; this module
-//! gives it the later versions' rules and validates the dataset with them.
+//! A validation with the bundled rules pinned to an older version than the newest: how
+//! many more issues the newest rules report (the summary says so, and how to see them),
+//! and which issues only a later version would not raise. [`crate::pinning`] decides the
+//! latter; this module gives it the later versions' rules and validates the dataset with
+//! them.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -10,6 +12,11 @@ use nidos_schema::Schema;
 use crate::engine::{Engine, Options};
 use crate::pinning::{explain_later_versions, Declared, Recheck};
 use crate::report::Report;
+
+/// The key an issue is recognised by across two reports.
+fn issue_key(i: &crate::issue::Issue) -> (&str, &str, &str) {
+    (i.code(), i.sub_code(), &i.location)
+}
 
 /// The supported versions after the one `schema` holds, oldest first.
 fn later_than(schema: &Schema) -> Vec<String> {
@@ -23,9 +30,10 @@ fn later_than(schema: &Schema) -> Vec<String> {
     later
 }
 
-/// With the bundled rules pinned to the version the dataset declares, says which issues
-/// only a later version would not raise (see [`crate::pinning`]). The phases are told
-/// to `opts.phases`.
+/// With the bundled rules pinned to the version the dataset declares, says how many more
+/// issues the newest rules report ([`crate::report::NewestRules`], in the summary) and
+/// which issues only a later version would not raise (see [`crate::pinning`]). The
+/// phases are told to `opts.phases`.
 pub(crate) fn explain(
     report: &mut Report,
     schema: &Schema,
@@ -36,26 +44,59 @@ pub(crate) fn explain(
 ) {
     let key = schema.brand.version_key.clone();
     let brand = schema.brand.name.clone();
-    let Some(declared) = nidos_dataset::read_description(dir)
-        .and_then(|v| v.get(&key).and_then(|v| v.as_str()).map(str::to_string))
-    else {
+    let later = later_than(schema);
+    let Some(newest) = later.last().cloned() else {
         return;
     };
-    let later = later_than(schema);
-    if later.is_empty() {
-        return;
-    }
     let later: Vec<&str> = later.iter().map(String::as_str).collect();
     // What was loaded stays until the process exits (freeing a tree of parsed
     // expressions costs about a tenth of loading it).
-    let kept = std::cell::RefCell::new(Vec::new());
+    // A version is loaded once (the newest serves the count and the notes).
+    let kept: std::cell::RefCell<Vec<Arc<Schema>>> = std::cell::RefCell::new(Vec::new());
     let load = |v: &str| {
+        if let Some(s) = kept.borrow().iter().find(|s| s.version == v) {
+            return Some(s.clone());
+        }
         let schema = Schema::bundled_for(Some(&brand), Some(v))
             .ok()
             .map(Arc::new);
         kept.borrow_mut().extend(schema.clone());
         opts.lap(|| format!("later versions: load {v}"));
         schema
+    };
+    // The newest rules on the whole dataset (HED left out: it does not depend on the
+    // version): the issues they add are counted for the summary, and the notes below
+    // reuse the run for the newest version.
+    let full = load(&newest).and_then(|s| {
+        let whole = Options {
+            progress: None,
+            skip_hed: true,
+            only_under: None,
+            only_kinds: None,
+            ..opts.clone()
+        };
+        let again = nidos_dataset::Dataset::open_again(dir, &s, open, ds).ok()?;
+        let r = Engine::new(&s).validate_dataset(&again, &whole);
+        opts.lap(|| format!("newest rules: validate {newest}"));
+        Some(r)
+    });
+    if let Some(full) = &full {
+        let applied: crate::issue::FastSet<_> = report.issues.iter().map(issue_key).collect();
+        let more = full
+            .issues
+            .iter()
+            .filter(|i| !applied.contains(&issue_key(i)))
+            .count();
+        report.summary.newest_rules = Some(crate::report::NewestRules {
+            version: newest.clone(),
+            more,
+        });
+    }
+    let Some(declared) = nidos_dataset::read_description(dir)
+        .and_then(|v| v.get(&key).and_then(|v| v.as_str()).map(str::to_string))
+    else {
+        std::mem::forget(kept);
+        return;
     };
     let kept_changes = std::cell::RefCell::new(Vec::new());
     let changes = || {
@@ -70,6 +111,12 @@ pub(crate) fn explain(
     // runs leave HED unchecked, and validate only the files where those issues can arise,
     // with only the kinds of rules that decide them.
     let validate = |s: &Schema, recheck: &Recheck| {
+        if s.version == newest {
+            // The whole run covers every scope and kind a recheck asks for.
+            if let Some(full) = &full {
+                return Some(full.clone());
+            }
+        }
         let quiet = Options {
             progress: None,
             skip_hed: true,

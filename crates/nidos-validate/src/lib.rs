@@ -40,5 +40,5 @@ pub use filename_mode::{open_names, parse_names};
 pub use fixable::FixIndex;
 pub use hed::prefetch as prefetch_hed_schemas;
 pub use issue::{Issue, Severity, Sym};
-pub use report::{Report, Summary};
+pub use report::{NewestRules, Report, Summary};
 pub use run::{validate, Request, RunError, Validation};

@@ -45,6 +45,21 @@ pub struct Summary {
     /// compiled JSON): the text report names it. Not in the JSON form.
     #[serde(skip)]
     pub rules_source: Option<String>,
+    /// When the rules of an older version than the newest applied (the declared one):
+    /// the newest version and how many issues its rules report that these did not. The
+    /// text report says so, with the flag that shows them. Not in the JSON form.
+    #[serde(skip)]
+    pub newest_rules: Option<NewestRules>,
+}
+
+/// What the newest rules would add to a run pinned to an older version.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NewestRules {
+    /// The newest version.
+    pub version: String,
+    /// The issues its rules report that the applied rules did not (HED left out: it
+    /// does not depend on the version).
+    pub more: usize,
 }
 
 /// Everything a run found.

@@ -117,13 +117,8 @@ pub fn validate(dir: &Path, request: &Request) -> Result<Validation, RunError> {
 
 /// The rules for the dataset at `dir`, with what choosing them had to say.
 fn rules_for(dir: &Path, request: &Request) -> Result<(Arc<Schema>, Vec<String>), RunError> {
-    let chosen = nidos_schema::load_for_dir(
-        &request.source,
-        dir,
-        nidos_dataset::read_description(dir),
-        request.std_version.as_deref(),
-    )
-    .map_err(RunError::Rules)?;
+    let chosen = nidos_dataset::rules_for(&request.source, dir, request.std_version.as_deref())
+        .map_err(RunError::Rules)?;
     let warnings = chosen.warnings.iter().map(|w| w.to_string()).collect();
     Ok((Arc::new(chosen.schema), warnings))
 }

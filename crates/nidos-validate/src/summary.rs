@@ -183,6 +183,7 @@ impl Engine<'_> {
                 .map(str::to_string),
             version_key: self.schema.brand.version_key.clone(),
             rules_source: self.schema.source.as_ref().map(|p| p.display().to_string()),
+            newest_rules: None,
         }
     }
 }

@@ -349,10 +349,23 @@ pub(crate) fn write_summary(
         out,
         "  {} {}, rules of version {} (schema {})",
         s.version_key,
-        control(s.dataset_version.as_deref().unwrap_or("(not declared)")),
+        match s.dataset_version.as_deref() {
+            None => "(not declared)".to_owned(),
+            Some(v) if v.trim().is_empty() => format!("{v:?}"),
+            Some(v) => control(v).into_owned(),
+        },
         s.standard_version,
         s.schema_version
     )?;
+    if let Some(newest) = s.newest_rules.as_ref().filter(|n| n.more > 0) {
+        writeln!(
+            out,
+            "  the rules of version {} report {}: see them with --std-version {}",
+            newest.version,
+            plural(newest.more, "more issue"),
+            newest.version
+        )?;
+    }
     if let Some(rules) = &s.rules_source {
         // As the user gave it (`--schema`, NIDOS_SCHEMA_DIR), control characters shown.
         writeln!(
