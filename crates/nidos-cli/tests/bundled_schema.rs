@@ -58,7 +58,11 @@ fn entities_follow_the_versions() {
     let cases: &[Case] = &[
         // Dated by the text (docs/history.md): echo 1.0.2, space 1.2.0, PET's tracer 1.6.0,
         // microscopy's sample and chunk 1.7.0, atlas 1.8.0.
-        ("1.0.0", &["subject", "task", "run"], &["echo", "space", "atlas"]),
+        (
+            "1.0.0",
+            &["subject", "task", "run"],
+            &["echo", "space", "atlas"],
+        ),
         ("1.0.2", &["echo"], &["space"]),
         ("1.2.0", &["space"], &["tracer", "sample"]),
         ("1.6.0", &["tracer"], &["sample", "chunk"]),
