@@ -282,6 +282,10 @@ def in_schema_of(root, version, name):
     return re.search(st._wb(st.text_name(name)), _SCHEMA_BLOBS[version]) is not None
 
 
+# (kind, name) → the tree's since of datatypes and suffixes (set by main before dating).
+TREE_DATES = {}
+
+
 def date_term(root, t, clidx, dated):
     kind, name = t["kind"], t["name"]
     found = None
@@ -352,6 +356,13 @@ def date_term(root, t, clidx, dated):
                 if part and st.vkey(part) > st.vkey(since):
                     note.append(f"its datatype or suffix is dated {part}, later than the file")
     ts = tree_since(t)
+    if kind == "file":
+        # The loader drops from a rule the datatypes and suffixes a version lacks: a pair
+        # is in force from the latest of its rule's, its datatype's and its suffix's dates.
+        dt, sfx = name.split("/_", 1)
+        parts = [ts, TREE_DATES.get(("datatype", dt)), TREE_DATES.get(("suffix", sfx))]
+        parts = [p for p in parts if p]
+        ts = max(parts, key=st.vkey) if parts else None
     rec["tree_since"] = ts
     rec["tree"] = sorted(set(t["where"]))
     for k in ("deprecated", "removed"):
@@ -364,12 +375,9 @@ def date_term(root, t, clidx, dated):
     elif ts is None:
         if s == "1.0.0":
             verdict = "agrees"
-        elif st.vkey(s) <= st.vkey("1.8.0"):
-            verdict = "undated"
-            note.append(f"the tree has no since (in force from the first version); the text dates it {s}")
         else:
-            verdict = "text-later"
-            note.append(f"the tree has no since, so it applies from 1.8.0 (its oldest supported version), but the text first states it in {s}")
+            verdict = "undated"
+            note.append(f"the tree has no since (in force from 1.0.0); the text dates it {s}")
     elif s == ts:
         verdict = "agrees"
     elif st.vkey(s) < st.vkey(ts):
@@ -466,8 +474,8 @@ def write_md(path, recs, root, spot):
     L.append("  dated by the later of its datatype and suffix. Evidence for these cites the v1.1.2 text.")
     L.append("- **Verdicts** against the tree's `since`: `agrees`; `text-earlier` (the text states it before the")
     L.append("  tree's since: the tree must move it earlier); `text-later` (the tree dates it earlier than the")
-    L.append("  text: suspicious, see the note); `undated` (the tree has no since, i.e. always in force, but the")
-    L.append("  text introduces it in 1.0.1-1.8.0: the tree needs a since once all 21 versions are pinned);")
+    L.append("  text: suspicious, see the note); `undated` (the tree has no since, i.e. in force from 1.0.0,")
+    L.append("  but the text introduces it later);")
     L.append("  `not-in-text` (not found: see the note: renamed, stated without the term, our own name).")
     L.append("- Only terms, file names, section headings and version numbers are taken from the text.")
     L.append("")
@@ -478,6 +486,40 @@ def write_md(path, recs, root, spot):
     L.append("chapter shared by several datatypes (the MRI chapter before v1.5.0) is dated by the chapter")
     L.append("(`stated in the chapter that shows the folder`). The 1.0.0-1.1.1 dates rest on the hand-read")
     L.append("changelog table of `date_terms.py` (CHANGELOG_ADDED) and the MEG-chapter rule.")
+    L.append("")
+    L.append("## Applied to the tree")
+    L.append("")
+    L.append("`tools/history/apply_dates.py` wrote these dates into `schema/` (line edits of `since:` keys;")
+    L.append("its docstring says how each verdict is applied), and all 21 versions are pinned rule sets.")
+    L.append("What stays different, and why:")
+    L.append("")
+    L.append("- **Rejected text dates** (`KEEP` in the script): the metadata field `Format` (the 1.2.1 hit is a")
+    L.append("  header of the entity table) and the column `message` (a common word; the 1.9.0 hit is a")
+    L.append("  CITATION.cff key). Values whose note says they may be stated otherwise before (`Other`,")
+    L.append("  `study`, one name shared by several owners) keep the tree's date.")
+    L.append("- **One name, several entries** (`group__channel` / `group__emg`, `units` / `units__motion`,")
+    L.append("  `description` / `description__entities`): the text date goes to the undated entries; an")
+    L.append("  entry the tree dates later is a later, narrower meaning and keeps its date.")
+    L.append("- **Datatype/suffix pairs are not dated one by one.** The loader drops from a file rule the")
+    L.append("  datatypes, suffixes, extensions, entities, fields and columns a version does not define")
+    L.append("  (`crates/nidos-schema/src/lifecycle.rs`), so a pair is in force from the later of its")
+    L.append("  datatype's and its suffix's dates. The pair dates of this tool are weak (a pair counts only")
+    L.append("  when a file name shows it in that folder; several checked against the tags' schemas were")
+    L.append("  artifacts: `anat/_T1map`, `fmap/_TB1DAM` are in the v1.5.0 schema, `dwi/_physio` in v1.8.0).")
+    L.append("  The pairs whose date still differs are the file rows below whose verdict is not `agrees`.")
+    L.append("- **Checks dated by hand from the text**: `REQUIRED_COORDSYSTEM` (electrodes.tsv needs a")
+    L.append("  coordsystem.json) from 1.2.0 (v1.2.0 `03-electroencephalography.md` § Electrodes description:")
+    L.append("  the tree said 1.10.1); `STIMULUS_FILE_MISSING` (stim_file paths are under `stimuli/`) from")
+    L.append("  1.0.1 (v1.1.2 `03-task-events.md`, `stimuli/` added in 1.0.1: the tree said 1.9.0).")
+    L.append("- **Not dated** (the tree keeps the schema's date; each needs its requirement found in the")
+    L.append("  text by hand): the other checks of `rules/checks/` that carry a `since` (most say 1.9.0, the")
+    L.append("  first schema release with checks, though the text states many earlier: SUBJECT_FOLDERS,")
+    L.append("  PARTICIPANT_ID_MISMATCH, BOLD_NOT_4D, REPETITION_TIME_MISMATCH…); requirement levels that")
+    L.append("  changed over time (RECOMMENDED → REQUIRED): the tree can pin them (two rules, one with")
+    L.append("  `removed:`, one with `since:`) but none was established from the text here; values of the")
+    L.append("  inline `enum:` lists of metadata and columns (a list item carries no lifecycle: the value")
+    L.append("  objects of `objects/enums.yaml` are dated, the lists a field accepts are not); the list items")
+    L.append("  of a value group (`_GeneticLevelEnum.enum[…]`), dated with their group.")
     L.append("")
     L.append("## Counts")
     L.append("")
@@ -549,6 +591,9 @@ def main():
     terms = collect(os.path.join(a.repo, "schema"))
     clidx = changelog_index()
     order = sorted(terms.items.values(), key=lambda t: (KINDS.index(t["kind"]), t["name"]))
+    for t in order:
+        if t["kind"] in ("datatype", "suffix"):
+            TREE_DATES[(t["kind"], t["name"])] = tree_since(t)
     recs = []
     dated = {}
     for t in order:  # datatypes and suffixes come before the pairs that use their dates

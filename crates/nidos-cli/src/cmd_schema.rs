@@ -52,7 +52,9 @@ pub enum Command {
         #[arg(long)]
         schema: Option<PathBuf>,
     },
-    /// Compare two schemas: each is a version of the bundled schema or a path.
+    /// Compare two schemas, each a version of the bundled schema or a path: what the
+    /// second adds, changes, deprecates and removes, by section, as a changelog
+    /// (`--format json`: the added, removed and changed keys of each part of the tree).
     Diff {
         a: String,
         b: String,
@@ -350,44 +352,13 @@ pub fn diff_value(a: &Schema, b: &Schema) -> Value {
 fn diff(a: &str, b: &str, format: DiffFormat) -> anyhow::Result<ExitCode> {
     let sa = load_spec(a)?;
     let sb = load_spec(b)?;
-    let d = diff_value(&sa, &sb);
     let mut out = std::io::stdout().lock();
     if format == DiffFormat::Json {
+        let d = diff_value(&sa, &sb);
         writeln!(out, "{}", serde_json::to_string_pretty(&d)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    writeln!(out, "--- {} {} ({a})", sa.brand.name, sa.version)?;
-    writeln!(out, "+++ {} {} ({b})", sb.brand.name, sb.version)?;
-    let mut any = false;
-    if let Some(m) = d.as_object() {
-        for (cat, v) in m {
-            if cat == "a" || cat == "b" {
-                continue;
-            }
-            if cat == "entity_order" {
-                writeln!(out, "entity order changed")?;
-                any = true;
-                continue;
-            }
-            for (sign, part) in [("+", "added"), ("-", "removed"), ("~", "changed")] {
-                let items = v
-                    .get(part)
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                if items.is_empty() {
-                    continue;
-                }
-                any = true;
-                writeln!(out, "{cat}: {} {part}", items.len())?;
-                for i in items {
-                    writeln!(out, "  {sign} {}", i.as_str().unwrap_or_default())?;
-                }
-            }
-        }
-    }
-    if !any {
-        writeln!(out, "no differences")?;
-    }
+    let log = crate::schema_changelog::changelog(&sa, &sb);
+    out.write_all(crate::schema_changelog::render(&sa, &sb, &log).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -32,6 +32,7 @@ use nidos_validate::emit::escape;
 mod huge_pages;
 mod scale;
 mod schema_arg;
+mod schema_changelog;
 mod schema_fetch;
 mod timer;
 mod workers;

@@ -21,7 +21,12 @@ fn load(version: &str) -> Schema {
     }
 }
 
-const SUPPORTED: &[&str] = &["1.8.0", "1.9.0", "1.10.0", "1.10.1", "1.11.0", "1.11.1"];
+/// All 21 releases of the standard (issue 37).
+const SUPPORTED: &[&str] = &[
+    "1.0.0", "1.0.1", "1.0.2", "1.1.0", "1.1.1", "1.1.2", "1.2.0", "1.2.1", "1.2.2", "1.3.0",
+    "1.4.0", "1.4.1", "1.5.0", "1.6.0", "1.7.0", "1.8.0", "1.9.0", "1.10.0", "1.10.1", "1.11.0",
+    "1.11.1",
+];
 
 #[test]
 fn loads_at_every_supported_version_without_warnings() {
@@ -51,9 +56,20 @@ fn schema_check_is_clean() {
 fn entities_follow_the_versions() {
     type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a str]);
     let cases: &[Case] = &[
+        // Dated by the text (docs/history.md): echo 1.0.2, space 1.2.0, PET's tracer 1.6.0,
+        // microscopy's sample and chunk 1.7.0, atlas 1.8.0.
+        (
+            "1.0.0",
+            &["subject", "task", "run"],
+            &["echo", "space", "atlas"],
+        ),
+        ("1.0.2", &["echo"], &["space"]),
+        ("1.2.0", &["space"], &["tracer", "sample"]),
+        ("1.6.0", &["tracer"], &["sample", "chunk"]),
+        ("1.7.0", &["sample", "chunk"], &["atlas"]),
         (
             "1.8.0",
-            &["subject", "chunk"],
+            &["subject", "chunk", "atlas"],
             &[
                 "tracksys",
                 "nucleus",
@@ -67,12 +83,12 @@ fn entities_follow_the_versions() {
         (
             "1.9.0",
             &["tracksys", "segmentation"],
-            &["nucleus", "volume", "atlas", "template"],
+            &["nucleus", "volume", "template"],
         ),
         (
             "1.10.0",
             &["nucleus", "volume"],
-            &["atlas", "template", "cohort", "scale"],
+            &["template", "cohort", "scale"],
         ),
         ("1.10.1", &["nucleus"], &["template"]),
         ("1.11.0", &["atlas", "template", "cohort", "scale"], &[]),
@@ -98,9 +114,17 @@ fn entities_follow_the_versions() {
 #[test]
 fn datatypes_follow_the_versions() {
     let cases: &[(&str, usize, &[&str])] = &[
-        ("1.8.0", 12, &["motion", "mrs", "emg", "phenotype"]),
-        ("1.9.0", 13, &["mrs", "emg"]),
-        ("1.10.0", 14, &["emg", "phenotype"]),
+        // Dated by the text: phenotype 1.0.1, MEG 1.1.0, EEG and iEEG 1.2.0, perf 1.5.0,
+        // PET 1.6.0, microscopy 1.7.0, NIRS 1.8.0.
+        ("1.0.0", 5, &["phenotype", "meg", "eeg"]),
+        ("1.0.1", 6, &["meg", "eeg"]),
+        ("1.1.0", 7, &["eeg", "ieeg"]),
+        ("1.2.0", 9, &["perf", "pet"]),
+        ("1.5.0", 10, &["pet", "micr"]),
+        ("1.7.0", 12, &["nirs"]),
+        ("1.8.0", 13, &["motion", "mrs", "emg"]),
+        ("1.9.0", 14, &["mrs", "emg"]),
+        ("1.10.0", 15, &["emg"]),
         ("1.10.1", 15, &["emg"]),
         ("1.11.0", 16, &[]),
     ];

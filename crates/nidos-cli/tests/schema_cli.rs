@@ -30,9 +30,14 @@ fn versions_lists_the_pinned_versions_newest_first() {
         .lines()
         .map(|l| l.split_whitespace().next().unwrap_or(""))
         .collect();
+    // All 21 releases of the standard (issue 37).
     assert_eq!(
         versions,
-        ["1.11.1", "1.11.0", "1.10.1", "1.10.0", "1.9.0", "1.8.0"]
+        [
+            "1.11.1", "1.11.0", "1.10.1", "1.10.0", "1.9.0", "1.8.0", "1.7.0", "1.6.0", "1.5.0",
+            "1.4.1", "1.4.0", "1.3.0", "1.2.2", "1.2.1", "1.2.0", "1.1.2", "1.1.1", "1.1.0",
+            "1.0.2", "1.0.1", "1.0.0"
+        ]
     );
 }
 
@@ -73,37 +78,6 @@ fn check_fails_with_located_errors_on_bad_trees() {
         "no bad-schema fixtures found under {}",
         bad.display()
     );
-}
-
-#[test]
-fn diff_lists_the_real_changes_between_versions() {
-    let out = nidos(&["diff", "1.9.0", "1.11.1"]);
-    assert!(out.status.success());
-    let text = stdout(&out);
-    // mrs with nuc/voi arrive in 1.10.0, emg and atlas/cohort/scale/tpl in 1.11.0.
-    for added in [
-        "+ nucleus",
-        "+ volume",
-        "+ mrs",
-        "+ emg",
-        "+ atlas",
-        "+ scale",
-        "+ template",
-        "+ cohort",
-    ] {
-        assert!(
-            text.contains(added),
-            "diff 1.9.0 1.11.1 lacks {added:?}\n{text}"
-        );
-    }
-    let out = nidos(&["diff", "1.8.0", "1.9.0"]);
-    let text = stdout(&out);
-    for added in ["+ motion", "+ tracksys"] {
-        assert!(
-            text.contains(added),
-            "diff 1.8.0 1.9.0 lacks {added:?}\n{text}"
-        );
-    }
 }
 
 #[test]

@@ -9,6 +9,7 @@
 //! `deprecated` (a mapping) is left alone.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::fmt::Write;
 
 use indexmap::IndexMap;
@@ -66,11 +67,13 @@ pub fn filter_for_version(raw: Value, v: &str, _info: &TreeInfo) -> Result<Value
             format!("`{v}` is not a version"),
         ));
     }
+    let defined = Defined::of(&raw);
     let mut out = raw;
     filter(&mut out, v);
     if let Value::Object(top) = &mut out {
         top.insert("version".into(), Value::String(v.to_owned()));
         prune_entity_order(top);
+        defined.prune(top);
     }
     Ok(out)
 }
@@ -95,6 +98,7 @@ pub(crate) fn pinned_copy(
     if let Value::Object(top) = &mut out {
         top.insert("version".into(), Value::String(at.to_owned()));
         prune_entity_order(top);
+        Defined::of(raw).prune(top);
     }
     Ok((out, deps))
 }
@@ -152,6 +156,193 @@ fn prune_entity_order(top: &mut Map<String, Value>) {
     if let (Some(ents), Some(Value::Object(rules))) = (ents, top.get_mut("rules")) {
         if let Some(Value::Array(order)) = rules.get_mut("entities") {
             order.retain(|e| e.as_str().is_none_or(|s| ents.iter().any(|x| x == s)));
+        }
+    }
+}
+
+/// The names the whole tree defines, whatever their lifecycle: datatypes, suffixes and
+/// extensions (by value), metadata fields and columns (by key), and the directory entries
+/// of each dataset type. A rule naming one that the pinned tree no longer defines refers
+/// to something introduced later (or removed): [`Defined::prune`] drops that reference,
+/// so one `since` on the object pins every rule that names it.
+#[derive(Default)]
+struct Defined {
+    datatypes: HashSet<String>,
+    suffixes: HashSet<String>,
+    extensions: HashSet<String>,
+    metadata: HashSet<String>,
+    columns: HashSet<String>,
+    /// `objects.files`: the files and directories at the top of a dataset.
+    files: HashSet<String>,
+    /// `objects.entities`, by key (as file rules name them).
+    entities: HashSet<String>,
+}
+
+/// The `value`s (or, lacking one, the keys) of the objects of `objects.<section>`.
+fn values_of(top: &Map<String, Value>, section: &str) -> HashSet<String> {
+    let Some(Value::Object(m)) = top.get("objects").and_then(|o| o.get(section)) else {
+        return HashSet::new();
+    };
+    m.iter()
+        .map(|(k, v)| {
+            v.get("value")
+                .and_then(Value::as_str)
+                .unwrap_or(k)
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The keys of `objects.<section>`.
+fn keys_of(top: &Map<String, Value>, section: &str) -> HashSet<String> {
+    match top.get("objects").and_then(|o| o.get(section)) {
+        Some(Value::Object(m)) => m.keys().cloned().collect(),
+        _ => HashSet::new(),
+    }
+}
+
+impl Defined {
+    fn of(tree: &Value) -> Defined {
+        match tree {
+            Value::Object(top) => Defined::of_map(top),
+            _ => Defined::default(),
+        }
+    }
+
+    fn of_map(top: &Map<String, Value>) -> Defined {
+        Defined {
+            datatypes: values_of(top, "datatypes"),
+            suffixes: values_of(top, "suffixes"),
+            extensions: values_of(top, "extensions"),
+            metadata: keys_of(top, "metadata"),
+            columns: keys_of(top, "columns"),
+            files: keys_of(top, "files"),
+            entities: keys_of(top, "entities"),
+        }
+    }
+
+    /// What `self` (the whole tree) defines and `now` (a pinned tree) does not.
+    fn minus(&self, now: &Defined) -> Defined {
+        let gone = |all: &HashSet<String>, now: &HashSet<String>| -> HashSet<String> {
+            all.difference(now).cloned().collect()
+        };
+        Defined {
+            datatypes: gone(&self.datatypes, &now.datatypes),
+            suffixes: gone(&self.suffixes, &now.suffixes),
+            extensions: gone(&self.extensions, &now.extensions),
+            metadata: gone(&self.metadata, &now.metadata),
+            columns: gone(&self.columns, &now.columns),
+            files: gone(&self.files, &now.files),
+            entities: gone(&self.entities, &now.entities),
+        }
+    }
+
+    /// Drops from the rules of the pinned tree `top` the references to names the whole
+    /// tree (`self`) defines but `top` does not: suffixes, datatypes, extensions and
+    /// entities of file rules (a rule left with none of the suffixes, datatypes or
+    /// extensions it listed goes too), the top-level
+    /// files' rules, the fields of JSON rules, the columns of table rules, and the
+    /// top-level directories of each dataset type.
+    fn prune(&self, top: &mut Map<String, Value>) {
+        let gone = self.minus(&Defined::of_map(top));
+        let Some(Value::Object(rules)) = top.get_mut("rules") else {
+            return;
+        };
+        if let Some(Value::Object(files)) = rules.get_mut("files") {
+            for (category, groups) in files.iter_mut() {
+                let Value::Object(groups) = groups else {
+                    continue;
+                };
+                for (group, rules) in groups.iter_mut() {
+                    let Value::Object(rules) = rules else {
+                        continue;
+                    };
+                    let core = category == "common" && group == "core";
+                    rules.retain(|name, rule| {
+                        !(core && gone.files.contains(name)) && gone.keep_file_rule(rule)
+                    });
+                }
+            }
+        }
+        for section in ["sidecars", "json", "dataset_metadata", "tabular_data"] {
+            if let Some(v) = rules.get_mut(section) {
+                gone.prune_fields(v);
+            }
+        }
+        if let Some(Value::Object(types)) = rules.get_mut("directories") {
+            for entries in types.values_mut() {
+                let Value::Object(entries) = entries else {
+                    continue;
+                };
+                let dropped: Vec<String> = entries
+                    .iter()
+                    .filter(|(_, e)| {
+                        e.get("name")
+                            .and_then(Value::as_str)
+                            .is_some_and(|n| gone.files.contains(n))
+                    })
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                if dropped.is_empty() {
+                    continue;
+                }
+                entries.retain(|k, _| !dropped.contains(k));
+                for entry in entries.values_mut() {
+                    if let Some(Value::Array(subdirs)) = entry.get_mut("subdirs") {
+                        subdirs
+                            .retain(|d| d.as_str().is_none_or(|s| !dropped.iter().any(|x| x == s)));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Prunes one file rule's lists and entities; false when a list it had is left empty.
+    fn keep_file_rule(&self, rule: &mut Value) -> bool {
+        let Value::Object(m) = rule else { return true };
+        if let Some(Value::Object(ents)) = m.get_mut("entities") {
+            ents.retain(|k, _| !self.entities.contains(k));
+        }
+        for (key, gone) in [
+            ("suffixes", &self.suffixes),
+            ("datatypes", &self.datatypes),
+            ("extensions", &self.extensions),
+        ] {
+            if let Some(Value::Array(list)) = m.get_mut(key) {
+                if list.is_empty() {
+                    continue;
+                }
+                list.retain(|x| x.as_str().is_none_or(|s| !gone.contains(s)));
+                if list.is_empty() {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Drops, anywhere under `v`, the `fields` keys naming gone metadata and the
+    /// `columns` keys (and `initial_columns` / `index_columns` items) naming gone columns.
+    fn prune_fields(&self, v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Object(fields)) = m.get_mut("fields") {
+                    fields.retain(|k, _| !self.metadata.contains(k));
+                }
+                if let Some(Value::Object(cols)) = m.get_mut("columns") {
+                    cols.retain(|k, _| !self.columns.contains(k));
+                }
+                for key in ["initial_columns", "index_columns"] {
+                    if let Some(Value::Array(list)) = m.get_mut(key) {
+                        list.retain(|x| x.as_str().is_none_or(|s| !self.columns.contains(s)));
+                    }
+                }
+                for x in m.values_mut() {
+                    self.prune_fields(x);
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| self.prune_fields(x)),
+            _ => {}
         }
     }
 }
