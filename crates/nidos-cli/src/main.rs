@@ -34,6 +34,7 @@ mod scale;
 mod schema_arg;
 mod schema_fetch;
 mod timer;
+mod watch;
 mod workers;
 
 #[derive(Parser)]

@@ -31,6 +31,7 @@
 //! ```
 
 mod affected;
+pub mod cache;
 mod delta;
 mod overlay;
 mod pass;
@@ -86,6 +87,8 @@ pub struct Session<'s> {
     /// with.
     dataset_value: Value,
     subject_values: HashMap<String, Value>,
+    /// Each file's identity when it was read, for the result cache ([`cache`]).
+    identities: HashMap<String, Option<cache::Identity>>,
     report: Report,
 }
 
@@ -93,14 +96,24 @@ impl<'s> Session<'s> {
     /// Validates the dataset at `dir` with `schema` (chosen for it, [`load_rules`]).
     /// `request.recursive` is not supported here (derivative datasets are left out).
     pub fn new(schema: &'s Schema, dir: &Path, request: &Request) -> Result<Session<'s>, RunError> {
+        let mut session = Session::open(schema, dir, request)?;
+        session.prepare_hed();
+        let all: Vec<usize> = (0..session.ds.files().len()).collect();
+        session.recheck(&all);
+        session.snapshot_values();
+        session.report = session.assemble();
+        Ok(session)
+    }
+
+    /// The dataset opened, nothing validated yet.
+    fn open(schema: &'s Schema, dir: &Path, request: &Request) -> Result<Session<'s>, RunError> {
         crate::run::check_modalities(schema, &request.options.blacklist_modalities)?;
         let mut open = crate::run::open_options(dir, request);
         let buffers = overlay::Buffers::default();
         open.fs = Arc::new(overlay::OverlayFs::new(open.fs.clone(), buffers.clone()));
         let ds = open_dataset(schema, dir, &open)?;
-        let engine = Engine::new(schema);
-        let mut session = Session {
-            engine,
+        Ok(Session {
+            engine: Engine::new(schema),
             schema,
             root: dir.to_path_buf(),
             request: request.clone(),
@@ -112,14 +125,25 @@ impl<'s> Session<'s> {
             hed_failed: None,
             dataset_value: Value::Null,
             subject_values: HashMap::new(),
+            identities: HashMap::new(),
             report: Report::default(),
-        };
-        session.prepare_hed();
-        let all: Vec<usize> = (0..session.ds.files().len()).collect();
-        session.recheck(&all);
-        session.snapshot_values();
-        session.report = session.assemble();
-        Ok(session)
+        })
+    }
+
+    /// The finished run as [`crate::validate`] gives it (no derivative datasets).
+    pub fn into_validation(
+        self,
+        schema: Arc<Schema>,
+        warnings: Vec<String>,
+    ) -> crate::run::Validation {
+        crate::run::Validation {
+            root: self.root,
+            schema,
+            warnings,
+            report: self.report,
+            dataset: self.ds,
+            derivatives: Vec::new(),
+        }
     }
 
     /// The report of the dataset as it is now.
@@ -317,8 +341,18 @@ impl<'s> Session<'s> {
     /// Keeps the dataset-level values the next change is compared with.
     fn snapshot_values(&mut self) {
         self.ds.set_tree_wanted(self.engine.reads_tree);
-        self.dataset_value = self.ds.dataset_value();
+        let value = self.ds.dataset_value();
         self.ds.set_tree_wanted(true);
+        // A `dataset` object made with its `tree` (by a lookup before the run chose) is
+        // compared without it when no rule reads the tree.
+        self.dataset_value = match value.as_object() {
+            Some(o) if !self.engine.reads_tree && o.contains_key("tree") => {
+                let mut o = o.clone();
+                o.shift_remove("tree");
+                Value::object(o)
+            }
+            _ => value,
+        };
         self.subject_values = self
             .ds
             .sub_dirs()
