@@ -362,3 +362,63 @@ fn incremental_equals_full_examples() {
         check_dataset(name, Some(&src), cases());
     }
 }
+
+/// The result cache validates again exactly the files an incremental session would,
+/// and its report equals a whole run's, after edits, a creation and a removal.
+#[test]
+fn cache_revalidates_what_a_session_would() {
+    let base = tempfile::tempdir().unwrap();
+    let root = base.path().join("gen");
+    generated(&root);
+    let cache = base.path().join("cache");
+    let request = Request {
+        options: Options {
+            ignore_nifti_headers: true,
+            ..Options::default()
+        },
+        ..Request::default()
+    };
+    let (schema, _) = load_rules(&root, &request).unwrap();
+    let engine = Engine::new(&schema);
+    let whole = || json(&engine.validate(&root, &request.options).unwrap());
+    let (cached, used) = Session::with_cache(&schema, &root, &request, &cache).unwrap();
+    assert_eq!((used.reused, used.ignored.as_deref()), (0, None));
+    cached.save_cache(&cache).unwrap();
+    let (cached, used) = Session::with_cache(&schema, &root, &request, &cache).unwrap();
+    assert_eq!(used.validated, 0, "{used:?}");
+    assert_eq!(json(cached.report()), whole());
+    cached.save_cache(&cache).unwrap();
+
+    let mut session = Session::new(&schema, &root, &request).unwrap();
+    let steps: [(&str, Option<&str>); 5] = [
+        (
+            "/sub-01/anat/sub-01_T1w.json",
+            Some(r#"{"RepetitionTime": "two"}"#),
+        ),
+        ("/task-rest_bold.json", Some(r#"{"TaskName": "rest"}"#)),
+        (
+            "/participants.tsv",
+            Some("participant_id\tage\nsub-01\t30\n"),
+        ),
+        ("/sub-02/func/sub-02_task-rest_run-3_bold.nii.gz", Some("x")),
+        ("/sub-01/func/sub-01_task-rest_run-2_events.tsv", None),
+    ];
+    for (rel, content) in steps {
+        match content {
+            Some(text) => write(&root, rel, text.as_bytes()),
+            None => std::fs::remove_file(abs(&root, rel)).unwrap(),
+        }
+        let Outcome::Updated(delta) = session.update(&[rel]).unwrap() else {
+            panic!("{rel}: the rules changed");
+        };
+        let (cached, used) = Session::with_cache(&schema, &root, &request, &cache).unwrap();
+        assert_eq!(used.validated, delta.rechecked.len(), "{rel}: {used:?}");
+        if rel.ends_with("_T1w.json") {
+            // One leaf sidecar: its own file and the image that inherits it.
+            assert_eq!(used.validated, 2, "{rel}: {used:?}");
+        }
+        assert_eq!(json(cached.report()), whole(), "{rel}");
+        assert_eq!(json(session.report()), whole(), "{rel}");
+        cached.save_cache(&cache).unwrap();
+    }
+}

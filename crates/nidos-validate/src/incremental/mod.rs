@@ -243,21 +243,27 @@ impl<'s> Session<'s> {
             .map(|&(i, _)| self.ds.files()[i].path.as_str())
             .collect::<HashSet<_>>();
         let edited_paths: HashSet<String> = edited_paths.into_iter().map(str::to_string).collect();
-        if moved.is_empty() {
-            self.ds.refresh(&edited);
+        let values_reset = if moved.is_empty() {
+            let reset = self.ds.refresh(&edited);
             for &(i, _) in &edited {
                 hed |=
                     self.ds.files()[i].name.extension == ".json" && has_hed(&self.ds.json_value(i));
             }
+            reset
         } else {
             self.ds = open_dataset(self.schema, &self.root, &self.open)?;
-        }
+            true
+        };
         let old_records = std::mem::take(&mut self.records);
-        let (dataset_before, subjects_before) = (
-            std::mem::take(&mut self.dataset_value),
-            std::mem::take(&mut self.subject_values),
-        );
-        self.snapshot_values();
+        let dataset_before = self.dataset_value.clone();
+        let subjects_before = if values_reset {
+            let before = std::mem::take(&mut self.subject_values);
+            self.snapshot_values();
+            before
+        } else {
+            // Nothing the dataset-level values read changed.
+            self.subject_values.clone()
+        };
         let mut subjects: HashSet<String> = HashSet::new();
         for (s, v) in &self.subject_values {
             if subjects_before.get(s) != Some(v) {
@@ -288,14 +294,34 @@ impl<'s> Session<'s> {
             }
         }
         let mut kept = old_records;
-        let live: HashSet<&str> = self.ds.files().iter().map(|f| f.path.as_str()).collect();
-        kept.retain(|p, _| live.contains(p.as_str()));
+        if !changes.moved.is_empty() {
+            let live: HashSet<&str> = self.ds.files().iter().map(|f| f.path.as_str()).collect();
+            kept.retain(|p, _| live.contains(p.as_str()));
+        }
         self.records = kept;
-        self.recheck(&again);
-        let rechecked = again
+        let rechecked: Vec<String> = again
             .iter()
             .map(|&i| self.ds.files()[i].path.clone())
             .collect();
+        let before: Vec<Option<FileResult>> = rechecked
+            .iter()
+            .map(|p| self.records.get(p).cloned())
+            .collect();
+        self.recheck(&again);
+        let same_parts = rechecked
+            .iter()
+            .zip(&before)
+            .all(|(p, old)| old.as_ref() == self.records.get(p));
+        if same_parts && self.issues_stand(&changes) {
+            // Every part the issues are made from is as it was: only the summary, which
+            // reads sizes and task names, is made again.
+            self.report.summary = self.engine.summary(&self.ds);
+            return Ok(Outcome::Updated(Delta {
+                resolved: Vec::new(),
+                new: Vec::new(),
+                rechecked,
+            }));
+        }
         let report = self.assemble();
         let (resolved, new) = delta::between(&self.report, &report);
         self.report = report;
@@ -304,6 +330,23 @@ impl<'s> Session<'s> {
             new,
             rechecked,
         }))
+    }
+
+    /// Whether, with every re-checked file's part unchanged, the report's issues stand
+    /// as they are after `changes`: content edits only, none at the root (the
+    /// dataset-level checks and the citation file read those), the `dataset` and
+    /// `subject` objects and the HED definitions unchanged, and no later-version
+    /// notes to make again (they validate the issues' files with other rules).
+    fn issues_stand(&self, changes: &Changes<'_>) -> bool {
+        let later = self.request.explain_later
+            && matches!(self.request.source, Source::Bundled)
+            && self.request.std_version.is_none();
+        changes.moved.is_empty()
+            && !changes.dataset
+            && changes.subjects.is_empty()
+            && !changes.hed
+            && !later
+            && changes.edited.iter().all(|p| folder(p) != "/")
     }
 
     /// Whether the dataset as last read has files under the folder `rel`.

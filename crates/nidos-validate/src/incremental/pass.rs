@@ -13,7 +13,7 @@ use crate::selectors::{DatasetMemo, FileMemo, KIND_VARIANTS};
 use nidos_dataset::kinds::KindMemo;
 
 /// One file's part of a run, and what it read.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct FileResult {
     /// The issues its validation made (the issues located at the file are ranked again
     /// when a report is put together).
