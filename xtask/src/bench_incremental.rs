@@ -89,6 +89,31 @@ fn updates(
     Ok((times, rechecked))
 }
 
+/// Times `session.update` after edits of `rel` that alternately add and remove an
+/// error (`RepetitionTime` not a number).
+fn updates_bad(session: &mut Session<'_>, root: &Path, rel: &str, runs: usize) -> Result<Vec<f64>> {
+    let path = root.join(rel.trim_start_matches('/'));
+    let original = std::fs::read_to_string(&path)?;
+    let mut bad: serde_json::Value = serde_json::from_str(&original)?;
+    bad["RepetitionTime"] = serde_json::json!("two");
+    let bad = serde_json::to_string_pretty(&bad)?;
+    let mut times = Vec::new();
+    for k in 0..runs {
+        let text = if k % 2 == 0 {
+            bad.as_str()
+        } else {
+            original.as_str()
+        };
+        std::fs::write(&path, text)?;
+        let t = Instant::now();
+        session.update(&[rel]).map_err(|e| anyhow::anyhow!("{e}"))?;
+        times.push(ms(t.elapsed()));
+    }
+    std::fs::write(&path, original)?;
+    session.update(&[rel]).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(times)
+}
+
 /// From each write of `rel` to the totals line `nidos validate --watch` prints for it.
 fn watch_latency(nidos: &Path, root: &Path, rel: &str, runs: usize) -> Result<Vec<f64>> {
     let path = root.join(rel.trim_start_matches('/'));
@@ -170,7 +195,6 @@ pub fn run(args: &[String]) -> Result<()> {
         std::fs::remove_dir_all(&root)?;
     }
     copy_tree(&source, &root)?;
-    let nidos = build_binary()?;
     nidos_bundled::install();
     let request = Request::default();
     let (schema, _) = load_rules(&root, &request).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -188,11 +212,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let leaf = "/sub-00001/ses-01/anat/sub-00001_ses-01_T1w.json";
     let top = "/task-nback_bold.json";
     let (leaf_times, leaf_n) = updates(&mut session, &root, leaf, s.runs)?;
+    let leaf_bad = updates_bad(&mut session, &root, leaf, s.runs)?;
     let (top_times, top_n) = updates(&mut session, &root, top, s.runs)?;
     drop(session);
-    let watch = watch_latency(&nidos, &root, leaf, s.runs)?;
-    let (cache_first, cache_second) = cache_runs(&nidos, &root, s.runs)?;
-
     let m = |v: &[f64]| median(v.to_vec());
     println!(
         "synthetic Std dataset, {} subjects, {files} files; medians of {} runs\n",
@@ -206,22 +228,33 @@ pub fn run(args: &[String]) -> Result<()> {
     );
     println!("| incremental session, first run (library) | {first:.0} ms | {files} |");
     println!(
-        "| update after editing one leaf sidecar (library) | {:.1} ms | {leaf_n} |",
+        "| update after editing one leaf sidecar, issues unchanged (library) | {:.1} ms | {leaf_n} |",
         m(&leaf_times)
+    );
+    println!(
+        "| update after editing one leaf sidecar, an issue new or resolved (library) | {:.1} ms | {leaf_n} |",
+        m(&leaf_bad)
     );
     println!(
         "| update after editing the top-level n-back bold sidecar (library) | {:.0} ms | {top_n} |",
         m(&top_times)
     );
+    let nidos = build_binary()?;
+    let watch = watch_latency(&nidos, &root, leaf, s.runs)?;
     println!(
-        "| `--watch`: write of the leaf sidecar → totals printed | {:.0} ms | |",
+        "| `--watch`: write of the leaf sidecar → totals printed (binary) | {:.0} ms | |",
         m(&watch)
     );
+    let (cache_first, cache_second) = cache_runs(&nidos, &root, s.runs)?;
     println!(
         "| `--cache`: first run (binary, wall) | {:.0} ms | |",
         m(&cache_first)
     );
-    println!("| `--cache`: second run, unchanged dataset (binary, wall) | {:.0} ms ({:.1} % of the first) | |", m(&cache_second), 100.0 * m(&cache_second) / m(&cache_first));
+    println!(
+        "| `--cache`: second run, unchanged dataset (binary, wall) | {:.0} ms ({:.1} % of the first) | |",
+        m(&cache_second),
+        100.0 * m(&cache_second) / m(&cache_first)
+    );
     std::fs::remove_dir_all(&root)?;
     Ok(())
 }
