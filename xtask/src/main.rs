@@ -18,6 +18,7 @@
 mod bench;
 mod bench_formats;
 mod bench_hed;
+mod bench_incremental;
 mod bench_realworld;
 mod bench_small;
 mod compare_builds;

@@ -35,6 +35,7 @@ mod schema_arg;
 mod schema_changelog;
 mod schema_fetch;
 mod timer;
+mod watch;
 mod workers;
 
 #[derive(Parser)]
