@@ -83,13 +83,10 @@ pub fn complete(
             Cursor::Value {
                 path: keys, start, ..
             } => {
-                let Some(def) = keys
+                let def = keys
                     .first()
                     .filter(|_| keys.len() == 1)
-                    .and_then(|k| schema.metadata_def(k))
-                else {
-                    return None;
-                };
+                    .and_then(|k| schema.metadata_def(k))?;
                 let quoted = text.as_bytes().get(start) == Some(&b'"');
                 let range = doc
                     .lines
