@@ -1,68 +1,192 @@
 //! A validation's issues as the editor's diagnostics: each at its exact place in its
 //! file (the key or the value in JSON, the cell in TSV, the start of any other file),
 //! and issues of a data file about a sidecar key also on the sidecar that holds (or
-//! should hold) that key.
+//! should hold) that key, counted over the files that inherit it.
+//!
+//! [`Published`] keeps what it placed, per file, so an update re-places only the files
+//! whose issues or text changed, and re-counts only the sidecars they reach.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Range};
+use nidos_dataset::Dataset;
+use nidos_schema::Schema;
 use nidos_validate::{Issue, Report, Severity};
 
 use crate::json_map::{self, Member};
 use crate::text::LineIndex;
 use crate::tsv_map;
-use crate::workspace::{Run, Workspace};
+use crate::workspace::Workspace;
 
-/// The diagnostics of every file that has any, by absolute path.
-pub fn of_run(ws: &Workspace, run: &Run) -> HashMap<PathBuf, Vec<Diagnostic>> {
-    let report = &run.validation.report;
-    let mut by_file: BTreeMap<String, Vec<&Issue>> = BTreeMap::new();
-    for issue in &report.issues {
-        if issue.severity == Severity::Ignore {
-            continue;
-        }
-        by_file
-            .entry(file_of(&issue.location).to_owned())
-            .or_default()
-            .push(issue);
-    }
-    let mut out: HashMap<PathBuf, Vec<Diagnostic>> = HashMap::new();
-    // Issues of data files placed on their sidecars, counted per sidecar and issue.
-    let mut on_sidecars: BTreeMap<(String, String, String), (Diagnostic, usize)> = BTreeMap::new();
-    let mut sidecars: HashMap<String, Placer<'_>> = HashMap::new();
-    for (rel, issues) in &by_file {
-        let path = ws.absolute(rel);
-        let placer = Placer::new(ws, &path);
-        let diags = out.entry(path.clone()).or_default();
-        for issue in issues {
-            diags.push(diagnostic(report, issue, placer.place(issue)));
-            if let Some((sidecar, range)) = sidecar_place(ws, run, rel, issue, &mut sidecars) {
-                let key = (
-                    sidecar,
-                    issue.code().to_string(),
-                    issue.sub_code().to_string(),
-                );
-                on_sidecars
-                    .entry(key)
-                    .or_insert_with(|| (diagnostic(report, issue, range), 0))
-                    .1 += 1;
+/// An issue of a data file placed on a sidecar.
+#[derive(Clone, Debug, PartialEq)]
+struct Contribution {
+    sidecar: String,
+    key: String,
+    value: bool,
+    template: Diagnostic,
+}
+
+/// What one file's issues give.
+#[derive(Default)]
+struct FileDiags {
+    /// The issues they were made from (to tell whether they changed).
+    issues: Vec<Issue>,
+    own: Vec<Diagnostic>,
+    contributions: Vec<Contribution>,
+}
+
+/// Aggregation key of sidecar diagnostics: (sidecar, code, sub-code).
+type SidecarKey = (String, String, String);
+
+/// The diagnostics placed so far, and the last ones published per file.
+#[derive(Default)]
+pub struct Published {
+    files: HashMap<String, FileDiags>,
+    /// Sidecar diagnostics: the first template and how many files contribute.
+    counts: BTreeMap<SidecarKey, (Contribution, usize)>,
+    /// The last published list of every file that has one.
+    sent: HashMap<String, Vec<Diagnostic>>,
+}
+
+/// The inputs of an update.
+pub struct Inputs<'a> {
+    pub ws: &'a Workspace,
+    pub report: &'a Report,
+    pub dataset: &'a Dataset,
+    pub schema: &'a Schema,
+}
+
+impl Published {
+    /// Updates after a validation. `changed`: the files whose issues or text may have
+    /// changed (`None`: all). Returns the files whose diagnostics differ from those last
+    /// published, with their new lists (empty: cleared).
+    pub fn update(
+        &mut self,
+        inp: &Inputs<'_>,
+        changed: Option<&HashSet<String>>,
+    ) -> Vec<(String, Vec<Diagnostic>)> {
+        // The issues of the files to look at again, by file.
+        let mut fresh: HashMap<String, Vec<Issue>> = HashMap::new();
+        for issue in &inp.report.issues {
+            if issue.severity == Severity::Ignore {
+                continue;
+            }
+            let file = file_of(&issue.location);
+            if changed.is_none_or(|c| c.contains(file)) {
+                fresh
+                    .entry(file.to_owned())
+                    .or_default()
+                    .push(issue.clone());
             }
         }
-    }
-    for ((sidecar, _, _), (mut d, n)) in on_sidecars {
-        d.message = if n == 1 {
-            format!("{} (in a file that inherits this sidecar)", d.message)
-        } else {
-            format!("{} (in {n} files that inherit this sidecar)", d.message)
+        let mut look: HashSet<String> = match changed {
+            Some(c) => c.clone(),
+            None => self.files.keys().cloned().collect(),
         };
-        out.entry(ws.absolute(&sidecar)).or_default().push(d);
+        look.extend(fresh.keys().cloned());
+        let mut touched: HashSet<String> = HashSet::new();
+        for rel in &look {
+            let issues = fresh.remove(rel).unwrap_or_default();
+            let edited = changed.is_some_and(|c| c.contains(rel));
+            let same = self
+                .files
+                .get(rel)
+                .is_some_and(|f| f.issues == issues && !edited);
+            if same {
+                continue;
+            }
+            touched.insert(rel.clone());
+            // Take the old file's contributions out of the counts.
+            if let Some(old) = self.files.remove(rel) {
+                for c in old.contributions {
+                    touched.insert(c.sidecar.clone());
+                    let key = (c.sidecar.clone(), code_of(&c.template), c.key.clone());
+                    if let Some(entry) = self.counts.get_mut(&key) {
+                        entry.1 -= 1;
+                        if entry.1 == 0 {
+                            self.counts.remove(&key);
+                        }
+                    }
+                }
+            }
+            if issues.is_empty() {
+                continue;
+            }
+            let placer = Placer::new(inp.ws, &inp.ws.absolute(rel));
+            let own = issues
+                .iter()
+                .map(|i| diagnostic(inp.report, i, placer.place(i)))
+                .collect();
+            let contributions = contributions(inp, rel, &issues);
+            for c in &contributions {
+                touched.insert(c.sidecar.clone());
+                let key = (c.sidecar.clone(), code_of(&c.template), c.key.clone());
+                self.counts.entry(key).or_insert_with(|| (c.clone(), 0)).1 += 1;
+            }
+            self.files.insert(
+                rel.clone(),
+                FileDiags {
+                    issues,
+                    own,
+                    contributions,
+                },
+            );
+        }
+        // Each touched file's list: its own diagnostics, then those it holds as a
+        // sidecar.
+        let mut by_sidecar: HashMap<&str, Vec<(&Contribution, usize)>> = HashMap::new();
+        for ((sidecar, _, _), (c, n)) in &self.counts {
+            if touched.contains(sidecar) {
+                by_sidecar.entry(sidecar).or_default().push((c, *n));
+            }
+        }
+        let mut out = Vec::new();
+        let mut touched: Vec<String> = touched.into_iter().collect();
+        touched.sort();
+        for rel in touched {
+            let mut list: Vec<Diagnostic> = self
+                .files
+                .get(&rel)
+                .map(|f| f.own.clone())
+                .unwrap_or_default();
+            if let Some(held) = by_sidecar.get(rel.as_str()) {
+                let placer = Placer::new(inp.ws, &inp.ws.absolute(&rel));
+                for (c, n) in held {
+                    let mut d = c.template.clone();
+                    d.range = placer.place_key(Some(&c.key), c.value);
+                    d.message = if *n == 1 {
+                        format!("{} (in a file that inherits this sidecar)", d.message)
+                    } else {
+                        format!("{} (in {n} files that inherit this sidecar)", d.message)
+                    };
+                    list.push(d);
+                }
+            }
+            let before = self.sent.get(&rel).map(Vec::as_slice).unwrap_or(&[]);
+            if list.as_slice() == before {
+                continue;
+            }
+            if list.is_empty() {
+                self.sent.remove(&rel);
+            } else {
+                self.sent.insert(rel.clone(), list.clone());
+            }
+            out.push((rel, list));
+        }
+        out
     }
-    out
+}
+
+fn code_of(d: &Diagnostic) -> String {
+    match &d.code {
+        Some(NumberOrString::String(s)) => s.clone(),
+        _ => String::new(),
+    }
 }
 
 /// The file an issue location names (the dataset itself: its description).
-fn file_of(location: &str) -> &str {
+pub fn file_of(location: &str) -> &str {
     if location == "/" || location.is_empty() {
         "/dataset_description.json"
     } else {
@@ -202,32 +326,40 @@ fn place_in_table(text: &str, lines: &LineIndex, issue: &Issue) -> Range {
     }
 }
 
-/// Where an issue of a data file about a sidecar key also belongs: the sidecar that
-/// set the key's value, or, for a missing key, the deepest sidecar that applies.
-/// `placers` keeps each sidecar's text once for the whole run.
-fn sidecar_place<'w>(
-    ws: &'w Workspace,
-    run: &Run,
-    rel: &str,
-    issue: &Issue,
-    placers: &mut HashMap<String, Placer<'w>>,
-) -> Option<(String, Range)> {
+/// The issues of data file `rel` about sidecar keys, each with the sidecar that set the
+/// key's value or, for a missing key, the deepest sidecar that applies.
+fn contributions(inp: &Inputs<'_>, rel: &str, issues: &[Issue]) -> Vec<Contribution> {
     if rel.ends_with(".json") || rel.ends_with(".tsv") {
-        return None;
+        return Vec::new();
     }
-    let key = key_named(issue)?;
-    run.validation.schema.metadata_def(&key)?;
-    let ds = &run.validation.dataset;
-    let ctx = ds.context(ds.find(rel)?);
-    let merge = ctx.sidecar_merge();
-    let sidecar = merge
-        .sources
-        .get(&key)
-        .or_else(|| merge.files.last())?
-        .clone();
-    let placer = placers
-        .entry(sidecar.clone())
-        .or_insert_with(|| Placer::new(ws, &ws.absolute(&sidecar)));
-    let range = placer.place_key(Some(&key), about_value(issue.code()));
-    Some((sidecar, range))
+    let mut out = Vec::new();
+    let mut ctx = None;
+    for issue in issues {
+        let Some(key) = key_named(issue) else {
+            continue;
+        };
+        if inp.schema.metadata_def(&key).is_none() {
+            continue;
+        }
+        let ctx = match &ctx {
+            Some(c) => c,
+            None => {
+                let Some(entry) = inp.dataset.find(rel) else {
+                    return out;
+                };
+                ctx.insert(inp.dataset.context(entry))
+            }
+        };
+        let merge = ctx.sidecar_merge();
+        let Some(sidecar) = merge.sources.get(&key).or_else(|| merge.files.last()) else {
+            continue;
+        };
+        out.push(Contribution {
+            sidecar: sidecar.clone(),
+            value: about_value(issue.code()),
+            template: diagnostic(inp.report, issue, Range::default()),
+            key,
+        });
+    }
+    out
 }

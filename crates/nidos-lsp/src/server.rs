@@ -3,7 +3,6 @@
 //! that queue up while a validation runs are all taken before the next one, so a burst
 //! of keystrokes costs one validation.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
@@ -15,7 +14,7 @@ use lsp_types::notification::{
 use lsp_types::request::{CodeActionRequest, Completion, HoverRequest, Request as _};
 use lsp_types::{
     CodeActionParams, CodeActionProviderCapability, CompletionOptions, CompletionParams,
-    Diagnostic, DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
     HoverParams, HoverProviderCapability, InitializeParams, LogMessageParams, MessageType,
     PublishDiagnosticsParams, ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind,
 };
@@ -46,7 +45,7 @@ pub fn serve(connection: Connection) -> anyhow::Result<()> {
     let mut server = Server {
         ws: initial_root(&params).map(|r| Workspace::new(&r)),
         connection: &connection,
-        published: HashMap::new(),
+        published: diagnostics::Published::default(),
         dirty: true,
     };
     server.refresh();
@@ -85,8 +84,8 @@ struct Server<'c> {
     connection: &'c Connection,
     /// `None` until a document inside a dataset is opened.
     ws: Option<Workspace>,
-    /// What was last published, by file.
-    published: HashMap<PathBuf, Vec<Diagnostic>>,
+    /// What was last published.
+    published: diagnostics::Published,
     /// The dataset changed since the last validation.
     dirty: bool,
 }
@@ -212,31 +211,25 @@ impl Server<'_> {
             return;
         }
         let Some(run) = &ws.run else { return };
-        let mut fresh = diagnostics::of_run(ws, run);
-        let mut paths: Vec<PathBuf> = fresh.keys().chain(self.published.keys()).cloned().collect();
-        paths.sort();
-        paths.dedup();
-        let mut notes = Vec::new();
-        for path in paths {
-            let now = fresh.remove(&path).unwrap_or_default();
-            let before = self.published.get(&path).map(Vec::as_slice).unwrap_or(&[]);
-            if now.as_slice() == before {
-                continue;
-            }
-            let Some(uri) = Workspace::uri_of(&path) else {
-                continue;
-            };
-            notes.push(PublishDiagnosticsParams {
-                uri,
-                diagnostics: now.clone(),
-                version: ws.docs.get(&path).map(|d| d.version),
-            });
-            if now.is_empty() {
-                self.published.remove(&path);
-            } else {
-                self.published.insert(path, now);
-            }
-        }
+        let inputs = diagnostics::Inputs {
+            ws,
+            report: &run.validation.report,
+            dataset: &run.validation.dataset,
+            schema: &run.validation.schema,
+        };
+        let notes: Vec<PublishDiagnosticsParams> = self
+            .published
+            .update(&inputs, None)
+            .into_iter()
+            .filter_map(|(rel, diagnostics)| {
+                let path = ws.absolute(&rel);
+                Some(PublishDiagnosticsParams {
+                    uri: Workspace::uri_of(&path)?,
+                    diagnostics,
+                    version: ws.docs.get(&path).map(|d| d.version),
+                })
+            })
+            .collect();
         for p in notes {
             self.notify(PublishDiagnostics::METHOD, p);
         }
