@@ -11,7 +11,8 @@
 //! - `workspace`: the dataset, its documents, its rules and the last validation;
 //! - `expected`: the keys and columns the rules expect of one file;
 //! - `diagnostics`, `hover`, `complete`, `actions`: the answers;
-//! - `server`: the protocol loop.
+//! - `server`: the protocol loop; `transport`: its framing over stdio, each message
+//!   bounded.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -24,6 +25,7 @@ mod json_map;
 mod overlay;
 mod server;
 mod text;
+mod transport;
 mod tsv_map;
 mod workspace;
 
@@ -31,8 +33,11 @@ pub use server::serve;
 
 /// Serves one client over standard input and output until it exits.
 pub fn serve_stdio() -> anyhow::Result<()> {
-    let (connection, threads) = lsp_server::Connection::stdio();
-    serve(connection)?;
-    threads.join()?;
-    Ok(())
+    let (connection, threads) = transport::stdio();
+    let served = serve(connection);
+    // The reader's error (a malformed or oversized message) says more than the server's.
+    threads
+        .join()
+        .map_err(|e| anyhow::anyhow!("nidos lsp: reading the client's messages: {e}"))?;
+    served
 }
