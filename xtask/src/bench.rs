@@ -28,6 +28,7 @@ const USAGE: &str =
     "usage: cargo xtask bench [--subjects N[,N…]] [--runs K] [--no-reference] [--no-write]
        cargo xtask bench --realworld [--runs K] [--no-reference] [--no-write]
        cargo xtask bench --hed [--runs K]
+       cargo xtask bench --incremental [--subjects N] [--runs K]
 
   --subjects N[,N…]  synthetic dataset sizes (subjects; 1000 ≈ 32k files), default 1000
   --runs K           measured runs per configuration after one warm-up, default 3
@@ -38,6 +39,9 @@ const USAGE: &str =
                      the total ratio, the phase profile of the lowest ratio
   --hed              what HED validation adds to the wall time of each real-world
                      dataset that names HEDVersion (with HED against --no-hed, alternated)
+  --incremental      issue 42's figures: a whole run beside the incremental updates after
+                     a leaf and a top-level sidecar edit (library), --watch latency and a
+                     second --cache run (see bench_incremental.rs)
 
 Runs `nidos validate DIR --format text|json -o /dev/null` for both brands under
 /usr/bin/time (wall, user+sys, peak RSS). Set NIDOS_TIMING=1 on a single `nidos validate`
@@ -292,6 +296,9 @@ fn machine() -> String {
 
 /// Entry point of `cargo xtask bench`.
 pub fn run(args: &[String]) -> Result<()> {
+    if args.iter().any(|a| a == "--incremental") {
+        return crate::bench_incremental::run(args);
+    }
     let settings = parse_args(args)?;
     if settings.help {
         println!("{USAGE}");

@@ -95,6 +95,14 @@ pub struct Args {
     /// Skip the dataset's `sourcedata/` and `derivatives/` while reading it.
     #[arg(long)]
     pub prune: bool,
+    /// Keep each file's results in DIR (a folder outside the dataset) and reuse them
+    /// on the next run for the files whose inputs did not change.
+    #[arg(long, value_name = "DIR", conflicts_with = "recursive")]
+    pub cache: Option<PathBuf>,
+    /// Validate, then again on every change to the dataset (only what the change
+    /// touches), printing the issues resolved and new with the totals; Ctrl-C stops.
+    #[arg(long, conflicts_with_all = ["recursive", "output", "cache"])]
+    pub watch: bool,
     /// Read file names from stdin, one a line (dataset-relative, such as
     /// `/sub-01/anat/sub-01_T1w.nii.gz`), and apply only the file-name rules: no dataset
     /// is read (a DATASET given is not used).
@@ -169,8 +177,14 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         prune: args.prune,
         explain_later: true,
     };
-    let mut done =
-        nidos_validate::validate(&args.dataset, &request).map_err(schema_arg::run_error)?;
+    if args.watch {
+        drop(meter);
+        return crate::watch::run(&args, &request, use_color(&args));
+    }
+    let mut done = match &args.cache {
+        Some(cache) => validate_cached(&args.dataset, &request, cache)?,
+        None => nidos_validate::validate(&args.dataset, &request).map_err(schema_arg::run_error)?,
+    };
     for w in &done.warnings {
         eprintln!("nidos: warning: {}", crate::escape::keep_lines(w));
     }
@@ -223,6 +237,31 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// `--cache DIR`: the run through an incremental session that reuses the cached
+/// results of unchanged files, then writes the cache anew (a cache that cannot be used
+/// or written is a warning, never a failure of the validation).
+fn validate_cached(
+    dir: &std::path::Path,
+    request: &Request,
+    cache: &std::path::Path,
+) -> anyhow::Result<nidos_validate::Validation> {
+    use nidos_validate::incremental::{cache as result_cache, load_rules, Session};
+    result_cache::check_folder(cache, dir)?;
+    let (schema, warnings) = load_rules(dir, request).map_err(schema_arg::run_error)?;
+    let (session, used) =
+        Session::with_cache(&schema, dir, request, cache).map_err(schema_arg::run_error)?;
+    if let Some(why) = &used.ignored {
+        eprintln!("nidos: warning: {}", crate::escape::keep_lines(why));
+    }
+    if let Err(e) = session.save_cache(cache) {
+        eprintln!(
+            "nidos: warning: {}",
+            crate::escape::keep_lines(&e.to_string())
+        );
+    }
+    Ok(session.into_validation(schema.clone(), warnings))
+}
+
 /// The `--config` file's groups (none without the option).
 fn read_config(args: &Args) -> anyhow::Result<Config> {
     match &args.config {
@@ -240,7 +279,7 @@ fn read_config(args: &Args) -> anyhow::Result<Config> {
 
 /// Whether the text report is coloured: `--no-color`, `--color`, else when stdout is a
 /// terminal and (https://no-color.org) NO_COLOR is unset or empty.
-fn use_color(args: &Args) -> bool {
+pub(crate) fn use_color(args: &Args) -> bool {
     match (args.color, args.no_color) {
         (_, true) => false,
         (true, _) => true,
@@ -374,7 +413,7 @@ impl Drop for ProgressMeter {
 }
 
 /// Writes the report in the chosen format.
-fn write_report(
+pub(crate) fn write_report(
     out: &mut impl Write,
     args: &Args,
     schema: Option<&Schema>,

@@ -35,6 +35,7 @@ mod scale;
 mod schema_arg;
 mod schema_fetch;
 mod timer;
+mod watch;
 mod workers;
 
 #[derive(Parser)]

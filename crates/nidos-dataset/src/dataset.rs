@@ -178,6 +178,11 @@ impl FileTree {
         &self.opts
     }
 
+    /// The subject folders (`sub-01`), sorted.
+    pub fn sub_dirs(&self) -> &[String] {
+        &self.sub_dirs
+    }
+
     /// A file by dataset-relative path (`/sub-01/anat/x.nii` or `sub-01/anat/x.nii`).
     pub fn find(&self, path: &str) -> Option<&FileEntry> {
         self.index_of(path).map(|i| &self.files[i])
@@ -185,7 +190,7 @@ impl FileTree {
 
     /// The index of a file in [`FileTree::files`]. A directory treated as a file is found
     /// with or without its trailing `/`.
-    pub(crate) fn index_of(&self, path: &str) -> Option<usize> {
+    pub fn index_of(&self, path: &str) -> Option<usize> {
         let owned;
         let path = if path.starts_with('/') {
             path

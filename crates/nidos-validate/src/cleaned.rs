@@ -2,6 +2,7 @@
 //! answered from precomputed keys, the rest from the file's context.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 use crate::rule_index::KEYS;
 use nidos_dataset::FileContext;
@@ -19,6 +20,19 @@ pub(crate) struct Cleaned<'a, 'd> {
     extension: Value,
     datatype: Value,
     modality: Value,
+    /// What the rules read beyond the file and its own inputs ([`reads`] bits): an
+    /// incremental run re-checks the file when one of those changes.
+    reads: Cell<u8>,
+}
+
+/// The bits of [`Cleaned::reads`].
+pub(crate) mod reads {
+    /// The `dataset` object (description, subjects, datatypes, the file list's facts).
+    pub const DATASET: u8 = 1;
+    /// The `subject` object (sessions).
+    pub const SUBJECT: u8 = 2;
+    /// `exists()`: the presence of files anywhere in the dataset.
+    pub const NAMES: u8 = 4;
 }
 
 impl<'a, 'd> Cleaned<'a, 'd> {
@@ -44,7 +58,17 @@ impl<'a, 'd> Cleaned<'a, 'd> {
             },
             datatype: inner.lookup("datatype").into_owned(),
             modality: inner.lookup("modality").into_owned(),
+            reads: Cell::new(0),
         }
+    }
+
+    /// The [`reads`] bits of the lookups made so far.
+    pub(crate) fn reads(&self) -> u8 {
+        self.reads.get()
+    }
+
+    fn note(&self, bit: u8) {
+        self.reads.set(self.reads.get() | bit);
     }
 
     /// The values of [`KEY_NAMES`] as the selectors see them.
@@ -68,6 +92,14 @@ impl Context for Cleaned<'_, '_> {
             "extension" => Cow::Borrowed(&self.extension),
             "datatype" => Cow::Borrowed(&self.datatype),
             "modality" => Cow::Borrowed(&self.modality),
+            "dataset" => {
+                self.note(reads::DATASET);
+                self.inner.lookup(name)
+            }
+            "subject" => {
+                self.note(reads::SUBJECT);
+                self.inner.lookup(name)
+            }
             _ => self.inner.lookup(name),
         }
     }
@@ -80,6 +112,7 @@ impl Context for Cleaned<'_, '_> {
     }
 
     fn exists(&self, rule: &str, path: &str) -> Option<bool> {
+        self.note(reads::NAMES);
         self.inner.exists(rule, path)
     }
 

@@ -104,7 +104,7 @@ pub struct Engine<'s> {
     /// The file rules by the paths and suffixes they claim.
     pub(crate) file_rules: filenames::FileRuleIndex,
     /// Every distinct selector of the rules below, numbered.
-    selectors: SelectorTable,
+    pub(crate) selectors: SelectorTable,
     /// Candidate rules by the constants their selectors compare names with.
     check_index: RuleIndex,
     sidecar_index: RuleIndex,
@@ -118,7 +118,7 @@ pub struct Engine<'s> {
     fixes: crate::FixIndex,
     /// Whether some expression of the schema may read `dataset.tree`; when none can, a
     /// run leaves the tree (a member per file) out of the dataset's `dataset` object.
-    reads_tree: bool,
+    pub(crate) reads_tree: bool,
 }
 
 impl FormatCheck for Engine<'_> {
@@ -200,15 +200,7 @@ impl<'s> Engine<'s> {
         let dataset_selectors = DatasetMemo::new(&self.selectors);
         let kind_selectors = KindMemo::new(ds.kind_count(), KIND_VARIANTS, self.selectors.len());
         let files = ds.files();
-        let wanted = |f: &FileEntry| {
-            f.validated()
-                && opts.only_under.as_ref().is_none_or(|scope| {
-                    scope.contains(&f.path)
-                        || f.path
-                            .match_indices('/')
-                            .any(|(n, _)| scope.contains(&f.path[..=n]))
-                })
-        };
+        let wanted = |f: &FileEntry| wanted(opts, f);
         // HED: schemas and the dataset's definitions first; each table is then checked while
         // the per-file pass holds it (the table cache may have evicted it by the end).
         let mut hed_failed = None;
@@ -288,6 +280,22 @@ impl<'s> Engine<'s> {
         }
         opts.lap(|| format!("per-file rules ({n_pieces} pieces)"));
         issues.extend(seen.into_issues());
+        self.finish(ds, layout, issues, used_sidecars, hed_failed, opts)
+    }
+
+    /// The end of a run, after the per-file pass: the dataset's own issues, the
+    /// dataset-level checks (`used_sidecars`: the sidecars and associated files the files
+    /// used), the configuration, the order and the summary. `issues` holds the per-file
+    /// issues and the bad shared values.
+    pub(crate) fn finish(
+        &self,
+        ds: &Dataset,
+        layout: String,
+        mut issues: Vec<Issue>,
+        used_sidecars: FastSet<String>,
+        hed_failed: Option<Issue>,
+        opts: &Options,
+    ) -> Report {
         issues.extend(ds.issues().iter().map(convert_dataset_issue));
         self.dataset_checks(ds, &layout, &used_sidecars, &mut issues);
         // Freed before the sort, whose keys (8 bytes per issue) make the run's peak on
@@ -342,7 +350,14 @@ impl<'s> Engine<'s> {
         report
     }
 
-    fn validate_file(&self, ds: &Dataset, file: (usize, &FileEntry), run: PerFile<'_, '_>) {
+    /// Applies the rules to one file; answers what the rules read beyond the file's own
+    /// inputs ([`crate::cleaned::reads`] bits, for an incremental run).
+    pub(crate) fn validate_file(
+        &self,
+        ds: &Dataset,
+        file: (usize, &FileEntry),
+        run: PerFile<'_, '_>,
+    ) -> u8 {
         let PerFile {
             derivative,
             seen,
@@ -477,7 +492,24 @@ impl<'s> Engine<'s> {
                 }
             }
         }
+        let dataset = if selectors.read_dataset {
+            crate::cleaned::reads::DATASET
+        } else {
+            0
+        };
+        view.reads() | dataset
     }
+}
+
+/// Whether the per-file pass validates `f` (see [`Options::only_under`]).
+pub(crate) fn wanted(opts: &Options, f: &FileEntry) -> bool {
+    f.validated()
+        && opts.only_under.as_ref().is_none_or(|scope| {
+            scope.contains(&f.path)
+                || f.path
+                    .match_indices('/')
+                    .any(|(n, _)| scope.contains(&f.path[..=n]))
+        })
 }
 
 /// Issues per file the shared issue list of a run reserves room for: above the synthetic
@@ -551,16 +583,16 @@ pub(crate) fn convert_dataset_issue(d: &DatasetIssue) -> Issue {
 }
 
 /// The per-run state one file's validation uses and adds to.
-struct PerFile<'r, 'm> {
-    derivative: bool,
-    seen: &'r Seen,
-    selectors: &'r mut FileMemo<'m>,
-    out: &'r mut Vec<Issue>,
-    used: &'r mut FastSet<String>,
+pub(crate) struct PerFile<'r, 'm> {
+    pub(crate) derivative: bool,
+    pub(crate) seen: &'r Seen,
+    pub(crate) selectors: &'r mut FileMemo<'m>,
+    pub(crate) out: &'r mut Vec<Issue>,
+    pub(crate) used: &'r mut FastSet<String>,
     /// The dataset's HED run, when it has one: a table's HED is checked while it is loaded.
-    hed: Option<&'r crate::hed::HedRun>,
+    pub(crate) hed: Option<&'r crate::hed::HedRun>,
     /// The rule kinds to apply (`None`: all; see [`Options::only_kinds`]).
-    kinds: Option<&'r HashSet<&'static str>>,
+    pub(crate) kinds: Option<&'r HashSet<&'static str>>,
 }
 
 #[cfg(test)]

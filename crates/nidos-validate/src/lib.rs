@@ -23,6 +23,7 @@ mod filename_mode;
 mod filenames;
 pub mod fixable;
 mod hed;
+pub mod incremental;
 pub mod issue;
 pub mod jsonschema;
 mod later;

@@ -116,7 +116,10 @@ pub fn validate(dir: &Path, request: &Request) -> Result<Validation, RunError> {
 }
 
 /// The rules for the dataset at `dir`, with what choosing them had to say.
-fn rules_for(dir: &Path, request: &Request) -> Result<(Arc<Schema>, Vec<String>), RunError> {
+pub(crate) fn rules_for(
+    dir: &Path,
+    request: &Request,
+) -> Result<(Arc<Schema>, Vec<String>), RunError> {
     let chosen = nidos_schema::load_for_dir(
         &request.source,
         dir,
@@ -129,7 +132,7 @@ fn rules_for(dir: &Path, request: &Request) -> Result<(Arc<Schema>, Vec<String>)
 }
 
 /// How the datasets of a run are opened.
-fn open_options(dir: &Path, request: &Request) -> OpenOptions {
+pub(crate) fn open_options(dir: &Path, request: &Request) -> OpenOptions {
     let mut open = OpenOptions {
         ignore_nifti_headers: request.options.ignore_nifti_headers,
         max_rows: request.options.max_rows,
@@ -162,7 +165,7 @@ fn run_one(
 }
 
 /// Rejects `given` modalities that are not modalities of `schema`, naming the valid ones.
-fn check_modalities(schema: &Schema, given: &[String]) -> Result<(), RunError> {
+pub(crate) fn check_modalities(schema: &Schema, given: &[String]) -> Result<(), RunError> {
     if given.is_empty() {
         // Nothing to check: the schema's tree is not read (see `Schema::raw`).
         return Ok(());

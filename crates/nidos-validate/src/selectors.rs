@@ -25,6 +25,8 @@ pub(crate) struct SelectorTable {
     exprs: Vec<Option<Arc<Expr>>>,
     /// By number: whether the value is the same for every file of a dataset.
     dataset_wide: Vec<bool>,
+    /// By number: whether it reads `dataset` (a dataset-wide one may read only `schema`).
+    reads_dataset: Vec<bool>,
     /// By number: whether the value is the same for every file of one kind (it reads
     /// only [`KIND_NAMES`]).
     kind_wide: Vec<bool>,
@@ -43,6 +45,12 @@ impl SelectorTable {
         let id = u32::try_from(self.exprs.len()).unwrap_or(u32::MAX);
         self.dataset_wide
             .push(selector.parsed.as_deref().is_some_and(is_dataset_wide));
+        self.reads_dataset.push(
+            selector
+                .parsed
+                .as_deref()
+                .is_some_and(|e| !e.reads_only(&["schema"])),
+        );
         self.kind_wide.push(
             selector
                 .parsed
@@ -112,6 +120,9 @@ pub(crate) struct FileMemo<'a> {
     kind: Option<(u32, usize)>,
     /// By number: the selector's value for this file, once evaluated.
     known: Vec<Option<bool>>,
+    /// A selector that reads `dataset` was consulted for this file (its value may come
+    /// from the dataset-wide memo, made by another file).
+    pub(crate) read_dataset: bool,
 }
 
 impl<'a> FileMemo<'a> {
@@ -126,6 +137,7 @@ impl<'a> FileMemo<'a> {
             kinds,
             kind: None,
             known: vec![None; table.len()],
+            read_dataset: false,
         }
     }
 
@@ -133,6 +145,7 @@ impl<'a> FileMemo<'a> {
     pub(crate) fn reset(&mut self) {
         self.known.fill(None);
         self.kind = None;
+        self.read_dataset = false;
     }
 
     /// Sets the kind of the file (see [`nidos_dataset::FileTree::kind_of`]) and which of
@@ -157,6 +170,7 @@ impl<'a> FileMemo<'a> {
     fn holds(&mut self, id: u32, ctx: &dyn Context) -> bool {
         let i = id as usize;
         if self.table.dataset_wide.get(i).copied().unwrap_or(false) {
+            self.read_dataset |= self.table.reads_dataset.get(i).copied().unwrap_or(true);
             if let Some(cell) = self.dataset.0.get(i) {
                 return *cell.get_or_init(|| self.table.eval(id, ctx));
             }

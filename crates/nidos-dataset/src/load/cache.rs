@@ -46,6 +46,14 @@ impl TableCache {
         (Some(entry.0.clone()), dead)
     }
 
+    /// Forgets table `idx` (its file changed); answers it for the caller to free.
+    pub(super) fn remove(&mut self, idx: usize) -> Option<Arc<TableLoad>> {
+        let (load, cost, used, _) = self.entries.remove(&idx)?;
+        self.by_use.remove(&used);
+        self.bytes = self.bytes.saturating_sub(cost);
+        Some(load)
+    }
+
     /// Keeps `load` (unless it alone exceeds the budget), evicting the oldest tables
     /// until the total fits. Returns the tables for this thread to free.
     pub(super) fn insert(&mut self, idx: usize, load: Arc<TableLoad>, budget: usize) -> Dead {

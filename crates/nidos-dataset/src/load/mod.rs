@@ -146,6 +146,51 @@ impl Dataset {
         Ok(ds)
     }
 
+    /// Takes in edits of the content of files already in the tree (`(index, new
+    /// size)`; their names and kinds unchanged): what was read from them is forgotten,
+    /// and so are the dataset-level values (`dataset`, `subject`) when an edited file is
+    /// one they read (made again on their next lookup; answers whether they were). For
+    /// an incremental run (`nidos_validate::incremental`); any other change (a file
+    /// created, removed or renamed, the ignore file) needs a new walk.
+    pub fn refresh(&mut self, edited: &[(usize, u64)]) -> bool {
+        let values_read = |path: &str| {
+            matches!(
+                path,
+                "/dataset_description.json" | "/CITATION.cff" | "/participants.tsv"
+            ) || path.ends_with("_sessions.tsv")
+        };
+        let reset = edited.iter().any(|&(idx, _)| {
+            self.tree
+                .files
+                .get(idx)
+                .is_some_and(|f| values_read(&f.path))
+        });
+        let mut cache = self
+            .table_cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut dead = Vec::new();
+        for &(idx, size) in edited {
+            if let Some(f) = self.tree.files.get_mut(idx) {
+                f.size = size;
+            }
+            if let Some(cell) = self.json_cache.get_mut(idx) {
+                *cell = OnceLock::new();
+            }
+            dead.extend(cache.remove(idx));
+        }
+        drop(cache);
+        drop(dead);
+        if reset {
+            self.dataset_value = OnceLock::new();
+            self.dataset_value_lean = OnceLock::new();
+            for cell in self.subject_values.values_mut() {
+                *cell = OnceLock::new();
+            }
+        }
+        reset
+    }
+
     /// The walked tree (also reached through `Deref`).
     pub fn file_tree(&self) -> &FileTree {
         &self.tree

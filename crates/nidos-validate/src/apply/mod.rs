@@ -135,20 +135,83 @@ impl Seen {
         {
             let location = Sym::from(origin);
             for (_, v) in keys {
-                let Some(message) = v.message else { continue };
-                let mut issue =
-                    Issue::new("JSON_SCHEMA_VALIDATION_ERROR", Severity::Error, &location)
-                        .sub(&v.name)
-                        .rule(&v.rule)
-                        .message(message);
-                if v.sidecar_rule {
-                    issue.extra_mut().affects.push(v.path.to_string());
+                if let Some(message) = v.message {
+                    out.push(bad_value(
+                        &location,
+                        &v.name,
+                        &v.rule,
+                        message,
+                        v.sidecar_rule.then_some(&v.path),
+                    ));
                 }
-                out.push(issue);
             }
         }
         out
     }
+
+    /// Every pair reached, as [`SeenEntry`]s (an incremental run keeps them per file and
+    /// merges them as one run's map would have, see [`crate::incremental`]).
+    pub(crate) fn into_entries(self) -> Vec<SeenEntry> {
+        let mut out = Vec::new();
+        let shards = self.checked.into_iter();
+        for (origin, keys) in shards.flat_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        {
+            for (key, v) in keys {
+                out.push(SeenEntry {
+                    origin: origin.clone(),
+                    key,
+                    path: v.path,
+                    rule: v.rule,
+                    sidecar_rule: v.sidecar_rule,
+                    name: v.name,
+                    message: v.message,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// One (sidecar, key) pair of [`Seen`] and what the file that reached it found.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct SeenEntry {
+    pub origin: String,
+    pub key: String,
+    pub path: Sym,
+    pub rule: Sym,
+    pub sidecar_rule: bool,
+    pub name: Sym,
+    pub message: Option<String>,
+}
+
+impl SeenEntry {
+    /// The issue of a bad value (none for a valid one), as [`Seen::into_issues`] makes it.
+    pub(crate) fn issue(&self) -> Option<Issue> {
+        let message = self.message.clone()?;
+        let location = Sym::from(self.origin.as_str());
+        let affects = self.sidecar_rule.then_some(&self.path);
+        Some(bad_value(
+            &location, &self.name, &self.rule, message, affects,
+        ))
+    }
+}
+
+/// A JSON_SCHEMA_VALIDATION_ERROR of a sidecar value, naming the file that reached it.
+fn bad_value(
+    location: &Sym,
+    name: &Sym,
+    rule: &Sym,
+    message: String,
+    affects: Option<&Sym>,
+) -> Issue {
+    let mut issue = Issue::new("JSON_SCHEMA_VALIDATION_ERROR", Severity::Error, location)
+        .sub(name)
+        .rule(rule)
+        .message(message);
+    if let Some(path) = affects {
+        issue.extra_mut().affects.push(path.to_string());
+    }
+    issue
 }
 
 pub(crate) fn apply_check(

@@ -1,0 +1,495 @@
+//! Incremental validation: a dataset validated once, then again after each change,
+//! re-checking only the files whose inputs changed.
+//!
+//! A [`Session`] validates every file on its own and keeps, per file, its issues and
+//! what they depended on ([`pass`]); after a change to any set of paths (edits,
+//! creations, removals, renames; [`Session::update`]) it decides which files the change
+//! touches ([`affected`]), validates those again, and puts the report together from all
+//! the files' parts the way a whole run does (the dataset-level checks, the
+//! configuration, the order and the summary run again every time; they read the file
+//! list, not file contents). The report equals a whole run's (`tests/incremental.rs`,
+//! a property test over random changes).
+//!
+//! Content edits keep the opened dataset (its parsed files, except the edited ones,
+//! [`nidos_dataset::Dataset::refresh`]); a file created, removed or renamed walks the
+//! dataset again. A change to `dataset_description.json` or the ignore file may change
+//! the rules themselves: [`Session::update`] answers [`Outcome::RulesChanged`] and the
+//! caller opens a new session.
+//!
+//! Unsaved contents (an editor's buffers) are given with [`Session::set_overlay`]: the
+//! session reads them instead of the files on disk ([`overlay`]).
+//!
+//! A session borrows its rules (`&Schema`, loaded with [`load_rules`]):
+//!
+//! ```ignore
+//! let (schema, _) = nidos_validate::incremental::load_rules(dir, &request)?;
+//! let mut session = Session::new(&schema, dir, &request)?;
+//! std::fs::write(dir.join("sub-01/anat/sub-01_T1w.json"), "{}")?;
+//! if let Outcome::Updated(delta) = session.update(&["/sub-01/anat/sub-01_T1w.json"])? {
+//!     println!("{} new, {} resolved", delta.new.len(), delta.resolved.len());
+//! }
+//! ```
+
+mod affected;
+pub mod cache;
+mod delta;
+mod overlay;
+mod pass;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use nidos_dataset::fs::Kind;
+use nidos_dataset::{Dataset, OpenOptions};
+use nidos_expr::Value;
+use nidos_schema::{Schema, Source};
+
+use crate::engine::Engine;
+use crate::hed::HedRun;
+use crate::issue::{FastSet, Issue};
+use crate::report::Report;
+use crate::run::{Request, RunError};
+use affected::{folder, Changes};
+pub use delta::{totals, Delta};
+use pass::FileResult;
+
+/// What [`Session::update`] did.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The report is up to date; what changed in it.
+    Updated(Delta),
+    /// The change may choose other rules (the description or the ignore file changed):
+    /// open a new session, with rules loaded again.
+    RulesChanged,
+}
+
+/// The rules for the dataset at `dir` as `request` chooses them (as
+/// [`crate::validate`] does), with what choosing them had to say.
+pub fn load_rules(dir: &Path, request: &Request) -> Result<(Arc<Schema>, Vec<String>), RunError> {
+    crate::run::rules_for(dir, request)
+}
+
+/// A dataset validated incrementally (see the module documentation).
+pub struct Session<'s> {
+    engine: Engine<'s>,
+    schema: &'s Schema,
+    root: PathBuf,
+    request: Request,
+    open: OpenOptions,
+    buffers: overlay::Buffers,
+    ds: Dataset,
+    /// Each file's part, by dataset-relative path.
+    records: HashMap<String, FileResult>,
+    hed: Option<HedRun>,
+    hed_failed: Option<Issue>,
+    /// The `dataset` object and each subject's `subject` object the records were made
+    /// with.
+    dataset_value: Value,
+    subject_values: HashMap<String, Value>,
+    /// Each file's identity when it was read, for the result cache ([`cache`]).
+    identities: HashMap<String, Option<cache::Identity>>,
+    report: Report,
+}
+
+impl<'s> Session<'s> {
+    /// Validates the dataset at `dir` with `schema` (chosen for it, [`load_rules`]).
+    /// `request.recursive` is not supported here (derivative datasets are left out).
+    pub fn new(schema: &'s Schema, dir: &Path, request: &Request) -> Result<Session<'s>, RunError> {
+        let mut session = Session::open(schema, dir, request)?;
+        session.prepare_hed();
+        let all: Vec<usize> = (0..session.ds.files().len()).collect();
+        session.recheck(&all);
+        session.snapshot_values();
+        session.report = session.assemble();
+        Ok(session)
+    }
+
+    /// The dataset opened, nothing validated yet.
+    fn open(schema: &'s Schema, dir: &Path, request: &Request) -> Result<Session<'s>, RunError> {
+        crate::run::check_modalities(schema, &request.options.blacklist_modalities)?;
+        let mut open = crate::run::open_options(dir, request);
+        let buffers = overlay::Buffers::default();
+        open.fs = Arc::new(overlay::OverlayFs::new(open.fs.clone(), buffers.clone()));
+        let ds = open_dataset(schema, dir, &open)?;
+        Ok(Session {
+            engine: Engine::new(schema),
+            schema,
+            root: dir.to_path_buf(),
+            request: request.clone(),
+            open,
+            buffers,
+            ds,
+            records: HashMap::new(),
+            hed: None,
+            hed_failed: None,
+            dataset_value: Value::Null,
+            subject_values: HashMap::new(),
+            identities: HashMap::new(),
+            report: Report::default(),
+        })
+    }
+
+    /// The finished run as [`crate::validate`] gives it (no derivative datasets).
+    pub fn into_validation(
+        self,
+        schema: Arc<Schema>,
+        warnings: Vec<String>,
+    ) -> crate::run::Validation {
+        crate::run::Validation {
+            root: self.root,
+            schema,
+            warnings,
+            report: self.report,
+            dataset: self.ds,
+            derivatives: Vec::new(),
+        }
+    }
+
+    /// The report of the dataset as it is now.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// The dataset as last read.
+    pub fn dataset(&self) -> &Dataset {
+        &self.ds
+    }
+
+    /// The rules the session applies.
+    pub fn schema(&self) -> &'s Schema {
+        self.schema
+    }
+
+    /// The dataset directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The issues of the current report located at `path` (dataset-relative), in report
+    /// order.
+    pub fn issues_at<'a>(&'a self, path: &'a str) -> impl Iterator<Item = &'a Issue> + 'a {
+        self.report
+            .issues
+            .iter()
+            .filter(move |i| *i.location == *path)
+    }
+
+    /// Reads `path` (dataset-relative) from `content` instead of the disk (an
+    /// editor's unsaved buffer), or from the disk again (`None`), and updates the
+    /// report. Only files that exist on disk are overlaid.
+    pub fn set_overlay(
+        &mut self,
+        path: &str,
+        content: Option<Vec<u8>>,
+    ) -> Result<Outcome, RunError> {
+        let rel = relative(&self.root, path);
+        let abs = self.root.join(rel.trim_start_matches('/'));
+        if let Ok(mut map) = self.buffers.write() {
+            match content {
+                Some(bytes) => map.insert(abs, bytes.into()),
+                None => map.remove(&abs),
+            };
+        }
+        self.update(&[rel])
+    }
+
+    /// Takes in changes to `paths` (absolute, or relative to the dataset: each edited,
+    /// created, removed, or one side of a rename; files or folders) and updates the
+    /// report, re-checking the files the changes touch.
+    pub fn update<P: AsRef<str>>(&mut self, paths: &[P]) -> Result<Outcome, RunError> {
+        let mut rels: Vec<String> = paths
+            .iter()
+            .map(|p| relative(&self.root, p.as_ref()))
+            .collect();
+        rels.sort();
+        rels.dedup();
+        if rels.iter().any(|p| rules_input(p)) {
+            return Ok(Outcome::RulesChanged);
+        }
+        let mut edited: Vec<(usize, u64)> = Vec::new();
+        let mut moved: Vec<&str> = Vec::new();
+        let mut anchors: Vec<String> = Vec::new();
+        let mut hed = false;
+        for rel in &rels {
+            let abs = self.root.join(rel.trim_start_matches('/'));
+            let now = self.open.fs.metadata(&abs).ok();
+            let before = self.ds.index_of(rel).map(|i| (i, &self.ds.files()[i]));
+            let plain = |m: &nidos_dataset::fs::Meta| !m.is_symlink && m.kind == Some(Kind::File);
+            match (before, &now) {
+                (Some((i, f)), Some(m)) if plain(m) && !f.is_dir && !f.symlink => {
+                    hed |= f.name.extension == ".json" && has_hed(&self.ds.json_value(i));
+                    edited.push((i, m.size));
+                }
+                (None, None) if !self.had_under(rel) => {} // came and went
+                _ => {
+                    moved.push(rel);
+                    let is_dir = now.as_ref().is_some_and(|m| m.kind == Some(Kind::Dir))
+                        || self.had_under(rel);
+                    anchors.push(if is_dir {
+                        format!("{}/", rel.trim_end_matches('/'))
+                    } else {
+                        folder(rel).to_string()
+                    });
+                    hed |= rel.ends_with(".json") || is_dir;
+                }
+            }
+        }
+        if edited.is_empty() && moved.is_empty() {
+            return Ok(Outcome::Updated(Delta::default()));
+        }
+        let edited_paths: HashSet<&str> = edited
+            .iter()
+            .map(|&(i, _)| self.ds.files()[i].path.as_str())
+            .collect::<HashSet<_>>();
+        let edited_paths: HashSet<String> = edited_paths.into_iter().map(str::to_string).collect();
+        let values_reset = if moved.is_empty() {
+            let reset = self.ds.refresh(&edited);
+            for &(i, _) in &edited {
+                hed |=
+                    self.ds.files()[i].name.extension == ".json" && has_hed(&self.ds.json_value(i));
+            }
+            reset
+        } else {
+            self.ds = open_dataset(self.schema, &self.root, &self.open)?;
+            true
+        };
+        let old_records = std::mem::take(&mut self.records);
+        let dataset_before = self.dataset_value.clone();
+        let subjects_before = if values_reset {
+            let before = std::mem::take(&mut self.subject_values);
+            self.snapshot_values();
+            before
+        } else {
+            // Nothing the dataset-level values read changed.
+            self.subject_values.clone()
+        };
+        let mut subjects: HashSet<String> = HashSet::new();
+        for (s, v) in &self.subject_values {
+            if subjects_before.get(s) != Some(v) {
+                subjects.insert(s.clone());
+            }
+        }
+        for s in subjects_before.keys() {
+            if !self.subject_values.contains_key(s) {
+                subjects.insert(s.clone());
+            }
+        }
+        let changes = Changes {
+            edited: edited_paths.iter().map(String::as_str).collect(),
+            moved,
+            anchors,
+            dataset: dataset_before != self.dataset_value,
+            subjects,
+            // Only a dataset with HED has definitions to change.
+            hed: hed && self.hed.is_some(),
+        };
+        // The HED run's memory of checked sidecars is by path: made anew.
+        self.prepare_hed();
+        let mut again = Vec::new();
+        for (i, f) in self.ds.files().iter().enumerate() {
+            match old_records.get(&f.path) {
+                Some(r) if !affected::touched(f, Some(r), &changes) => {}
+                _ => again.push(i),
+            }
+        }
+        let mut kept = old_records;
+        if !changes.moved.is_empty() {
+            let live: HashSet<&str> = self.ds.files().iter().map(|f| f.path.as_str()).collect();
+            kept.retain(|p, _| live.contains(p.as_str()));
+        }
+        self.records = kept;
+        let rechecked: Vec<String> = again
+            .iter()
+            .map(|&i| self.ds.files()[i].path.clone())
+            .collect();
+        let before: Vec<Option<FileResult>> = rechecked
+            .iter()
+            .map(|p| self.records.get(p).cloned())
+            .collect();
+        self.recheck(&again);
+        let same_parts = rechecked
+            .iter()
+            .zip(&before)
+            .all(|(p, old)| old.as_ref() == self.records.get(p));
+        if same_parts && self.issues_stand(&changes) {
+            // Every part the issues are made from is as it was: only the summary, which
+            // reads sizes and task names, is made again.
+            self.report.summary = self.engine.summary(&self.ds);
+            return Ok(Outcome::Updated(Delta {
+                resolved: Vec::new(),
+                new: Vec::new(),
+                rechecked,
+            }));
+        }
+        let report = self.assemble();
+        let (resolved, new) = delta::between(&self.report, &report);
+        self.report = report;
+        Ok(Outcome::Updated(Delta {
+            resolved,
+            new,
+            rechecked,
+        }))
+    }
+
+    /// Whether, with every re-checked file's part unchanged, the report's issues stand
+    /// as they are after `changes`: content edits only, none at the root (the
+    /// dataset-level checks and the citation file read those), the `dataset` and
+    /// `subject` objects and the HED definitions unchanged, and no later-version
+    /// notes to make again (they validate the issues' files with other rules).
+    fn issues_stand(&self, changes: &Changes<'_>) -> bool {
+        let later = self.request.explain_later
+            && matches!(self.request.source, Source::Bundled)
+            && self.request.std_version.is_none();
+        changes.moved.is_empty()
+            && !changes.dataset
+            && changes.subjects.is_empty()
+            && !changes.hed
+            && !later
+            && changes.edited.iter().all(|p| folder(p) != "/")
+    }
+
+    /// Whether the dataset as last read has files under the folder `rel`.
+    fn had_under(&self, rel: &str) -> bool {
+        let prefix = format!("{}/", rel.trim_end_matches('/'));
+        self.ds.files().iter().any(|f| f.path.starts_with(&prefix))
+    }
+
+    /// Validates the files at `which` and keeps their parts.
+    fn recheck(&mut self, which: &[usize]) {
+        let opts = &self.request.options;
+        let results = self
+            .engine
+            .validate_recorded(&self.ds, opts, which, self.hed.as_ref());
+        for (&i, r) in which.iter().zip(results) {
+            if let Some(f) = self.ds.files().get(i) {
+                self.records.insert(f.path.clone(), r);
+            }
+        }
+    }
+
+    fn prepare_hed(&mut self) {
+        let opts = &self.request.options;
+        self.hed_failed = None;
+        self.hed = if opts.skip_hed {
+            None
+        } else {
+            crate::hed::prepare(&self.ds, &opts.hed_schema_dirs).unwrap_or_else(|issue| {
+                self.hed_failed = Some(issue);
+                None
+            })
+        };
+    }
+
+    /// Keeps the dataset-level values the next change is compared with.
+    fn snapshot_values(&mut self) {
+        self.ds.set_tree_wanted(self.engine.reads_tree);
+        let value = self.ds.dataset_value();
+        self.ds.set_tree_wanted(true);
+        // A `dataset` object made with its `tree` (by a lookup before the run chose) is
+        // compared without it when no rule reads the tree.
+        self.dataset_value = match value.as_object() {
+            Some(o) if !self.engine.reads_tree && o.contains_key("tree") => {
+                let mut o = o.clone();
+                o.shift_remove("tree");
+                Value::object(o)
+            }
+            _ => value,
+        };
+        self.subject_values = self
+            .ds
+            .sub_dirs()
+            .iter()
+            .map(|s| (s.clone(), self.ds.subject_value(s)))
+            .collect();
+    }
+
+    /// The report from the files' parts, as a whole run makes it.
+    fn assemble(&self) -> Report {
+        let ds = &self.ds;
+        let opts = &self.request.options;
+        ds.set_tree_wanted(self.engine.reads_tree);
+        let layout = ds.dataset_type();
+        let mut issues = Vec::new();
+        let mut used: FastSet<String> = FastSet::default();
+        // The shared values: the first file in path order that reached each pair.
+        let mut seen: HashMap<(&str, &str), &crate::apply::SeenEntry> = HashMap::new();
+        for (idx, f) in ds.files().iter().enumerate() {
+            let Some(record) = self.records.get(&f.path) else {
+                continue;
+            };
+            let rank = u32::try_from(idx)
+                .ok()
+                .and_then(|i| i.checked_add(1))
+                .unwrap_or(0);
+            for issue in &record.issues {
+                let mut issue = issue.clone();
+                if *issue.location == *f.path {
+                    issue.rank = rank;
+                }
+                issues.push(issue);
+            }
+            for u in &record.used {
+                if !used.contains(u) {
+                    used.insert(u.clone());
+                }
+            }
+            for e in &record.seen {
+                let slot = seen.entry((e.origin.as_str(), e.key.as_str())).or_insert(e);
+                if e.path < slot.path {
+                    *slot = e;
+                }
+            }
+        }
+        issues.extend(seen.values().filter_map(|e| e.issue()));
+        let mut report =
+            self.engine
+                .finish(ds, layout, issues, used, self.hed_failed.clone(), opts);
+        ds.set_tree_wanted(true);
+        if self.request.explain_later
+            && matches!(self.request.source, Source::Bundled)
+            && self.request.std_version.is_none()
+        {
+            crate::later::explain(&mut report, self.schema, ds, opts, &self.root, &self.open);
+        }
+        report
+    }
+}
+
+/// Opens the dataset for a session.
+fn open_dataset(schema: &Schema, dir: &Path, open: &OpenOptions) -> Result<Dataset, RunError> {
+    Dataset::open(dir, schema, open).map_err(|error| RunError::Open {
+        dir: dir.to_path_buf(),
+        error,
+    })
+}
+
+/// `path` as a dataset-relative path with a leading `/` (absolute paths under `root`
+/// are made relative; other paths are taken as relative already).
+fn relative(root: &Path, path: &str) -> String {
+    let p = Path::new(path);
+    let under = |base: &Path| {
+        p.strip_prefix(base)
+            .ok()
+            .map(|r| r.to_string_lossy().into_owned())
+    };
+    let rel = under(root)
+        .or_else(|| std::path::absolute(root).ok().and_then(|abs| under(&abs)))
+        .unwrap_or_else(|| path.to_string());
+    format!("/{}", rel.trim_start_matches('/'))
+}
+
+/// A path whose change may choose other rules: the description, or an ignore file at
+/// the root (its presence tells the brand).
+fn rules_input(rel: &str) -> bool {
+    rel == "/dataset_description.json"
+        || (rel.starts_with("/.") && rel.ends_with("ignore") && rel[1..].find('/').is_none())
+}
+
+/// A sidecar with `HED` in some entry (its definitions are the dataset's).
+fn has_hed(v: &Value) -> bool {
+    v.as_object().is_some_and(|o| {
+        o.values()
+            .any(|e| e.as_object().is_some_and(|e| e.contains_key("HED")))
+    })
+}
