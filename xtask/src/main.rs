@@ -20,8 +20,8 @@
 mod bench;
 mod bench_formats;
 mod bench_hed;
-mod bench_lsp;
 mod bench_incremental;
+mod bench_lsp;
 mod bench_realworld;
 mod bench_small;
 mod compare_builds;

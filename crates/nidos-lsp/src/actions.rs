@@ -9,17 +9,17 @@ use lsp_types::{
 };
 
 use crate::text::LineIndex;
-use crate::workspace::{Run, Workspace};
+use crate::workspace::{View, Workspace};
 
 /// The repairs concerning the open document `path`; `diagnostics` are those the client
 /// sent with the request (an action lists those of its code).
 pub fn actions(
     ws: &Workspace,
-    run: &Run,
+    view: &View<'_>,
     path: &std::path::Path,
     diagnostics: &[Diagnostic],
 ) -> Vec<CodeActionOrCommand> {
-    let (Some(rel), Some(plan)) = (ws.relative(path), run.plan()) else {
+    let (Some(rel), Some(plan)) = (ws.relative(path), view.plan(&ws.root)) else {
         return Vec::new();
     };
     let mut out = Vec::new();

@@ -15,12 +15,12 @@ use crate::expected::{self, level_word, Expected};
 use crate::hover::allowed_values;
 use crate::json_map::{self, Cursor};
 use crate::tsv_map;
-use crate::workspace::{Run, Workspace};
+use crate::workspace::{View, Workspace};
 
 /// The completions at `pos` of the open document `path`.
 pub fn complete(
     ws: &Workspace,
-    run: &Run,
+    view: &View<'_>,
     path: &std::path::Path,
     pos: Position,
 ) -> Option<CompletionList> {
@@ -28,8 +28,8 @@ pub fn complete(
     let rel = ws.relative(path)?;
     let text = doc.text.as_str();
     let offset = doc.lines.offset(text, pos);
-    let schema = &run.validation.schema;
-    let ds = &run.validation.dataset;
+    let schema = view.schema;
+    let ds = view.dataset;
     let items = if rel.ends_with(".json") {
         match json_map::cursor_at(text, offset) {
             Cursor::Key {
@@ -131,7 +131,7 @@ pub fn complete(
                 .column_def(column)
                 .map(|d| allowed_values(d.def.value()))
                 .unwrap_or_default();
-            values.extend(levels_of(run, &rel, column));
+            values.extend(levels_of(view, &rel, column));
             values.dedup();
             values
                 .into_iter()
@@ -255,8 +255,8 @@ fn column_values(ws: &Workspace, rel: &str, column: &str) -> Vec<String> {
 }
 
 /// The `Levels` the table's merged sidecar defines for `column`.
-fn levels_of(run: &Run, rel: &str, column: &str) -> Vec<String> {
-    let ds = &run.validation.dataset;
+fn levels_of(view: &View<'_>, rel: &str, column: &str) -> Vec<String> {
+    let ds = view.dataset;
     let Some(entry) = ds.find(rel) else {
         return Vec::new();
     };

@@ -11,16 +11,21 @@ use serde_json::Value;
 use crate::expected::{self, level_word, Expected};
 use crate::json_map;
 use crate::tsv_map;
-use crate::workspace::{Run, Workspace};
+use crate::workspace::{View, Workspace};
 
 /// The hover at `pos` of the open document `path`.
-pub fn hover(ws: &Workspace, run: &Run, path: &std::path::Path, pos: Position) -> Option<Hover> {
+pub fn hover(
+    ws: &Workspace,
+    view: &View<'_>,
+    path: &std::path::Path,
+    pos: Position,
+) -> Option<Hover> {
     let doc = ws.docs.get(path)?;
     let rel = ws.relative(path)?;
     let text = doc.text.as_str();
     let offset = doc.lines.offset(text, pos);
-    let schema = &run.validation.schema;
-    let ds = &run.validation.dataset;
+    let schema = view.schema;
+    let ds = view.dataset;
     let (markdown, range) = if rel.ends_with(".json") {
         let members = json_map::members(text);
         if let Some(m) = members
@@ -58,15 +63,15 @@ pub fn hover(ws: &Workspace, run: &Run, path: &std::path::Path, pos: Position) -
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,
-            value: with_version(ws, run, markdown),
+            value: with_version(view, markdown),
         }),
         range: range.map(|(s, e)| doc.lines.range(text, s, e)),
     })
 }
 
 /// The markdown of a hover, with the version whose rules it quotes.
-fn with_version(_ws: &Workspace, run: &Run, mut md: Hover2) -> String {
-    let schema = &run.validation.schema;
+fn with_version(view: &View<'_>, mut md: Hover2) -> String {
+    let schema = view.schema;
     if let Some(path) = md.lifecycle_path.take() {
         let changes = nidos_schema::bundled_changes(Some(&schema.brand.name)).ok();
         for v in changes.iter().flat_map(|c| c.versions_of(&path)) {

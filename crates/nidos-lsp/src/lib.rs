@@ -7,8 +7,8 @@
 //! Modules, each using only those listed before it:
 //! - `text`: offsets ↔ protocol positions; `json_map`, `tsv_map`: where keys, values and
 //!   cells are in a document;
-//! - `overlay`: the filesystem with open documents' unsaved text;
-//! - `workspace`: the dataset, its documents, its rules and the last validation;
+//! - `workspace`: the dataset root, its open documents, and `View`, what the answers
+//!   read of the current validation (an incremental session fed the documents' text);
 //! - `expected`: the keys and columns the rules expect of one file;
 //! - `diagnostics`, `hover`, `complete`, `actions`: the answers;
 //! - `server`: the protocol loop; `transport`: its framing over stdio, each message
@@ -22,7 +22,6 @@ mod diagnostics;
 mod expected;
 mod hover;
 mod json_map;
-mod overlay;
 mod server;
 mod text;
 mod transport;

@@ -1,16 +1,17 @@
-//! The dataset open in the editor: its documents (unsaved text included), the rules it
-//! declares, and the last validation of it as the editor sees it.
+//! The dataset open in the editor: its root and its open documents (whose unsaved text
+//! the validation reads), and [`View`], what the answers read of the current
+//! validation.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use lsp_types::Uri;
-use nidos_dataset::{Dataset, OpenOptions};
-use nidos_schema::{Schema, Source};
-use nidos_validate::{Engine, Options, Validation};
+use nidos_dataset::Dataset;
+use nidos_fix::Plan;
+use nidos_schema::Schema;
+use nidos_validate::Report;
 
-use crate::overlay::{Buffers, OverlayFs};
 use crate::text::LineIndex;
 
 /// The largest file read from disk to place an issue in it (larger ones get issues at
@@ -36,33 +37,45 @@ impl Doc {
     }
 }
 
-/// One validation of the dataset as the editor sees it, and what is derived from it on
-/// demand.
-pub struct Run {
-    pub validation: Validation,
-    /// The repairs `nidos fix` would make, planned on first use (code actions).
-    pub plan: OnceLock<Option<nidos_fix::Plan>>,
+/// The current validation as the answers read it, and the repairs planned from it on
+/// first use (code actions).
+pub struct View<'a> {
+    pub schema: &'a Schema,
+    pub report: &'a Report,
+    pub dataset: &'a Dataset,
+    pub plan: &'a OnceLock<Option<Plan>>,
 }
 
-/// The server's state of the dataset.
+impl View<'_> {
+    /// What `nidos fix` would change for this validation's issues (planned once).
+    pub fn plan(&self, root: &Path) -> Option<&Plan> {
+        self.plan
+            .get_or_init(|| {
+                nidos_fix::plan_for(
+                    self.schema,
+                    root,
+                    self.dataset,
+                    &self.report.issues,
+                    &nidos_fix::Options::default(),
+                )
+                .ok()
+            })
+            .as_ref()
+    }
+}
+
+/// The dataset root and the documents open in it.
 pub struct Workspace {
     /// The dataset root, canonical.
     pub root: PathBuf,
-    pub buffers: Buffers,
     pub docs: HashMap<PathBuf, Doc>,
-    pub run: Option<Run>,
-    /// The rules, kept until the description changes (`None`: not loaded yet).
-    rules: Option<(Option<Vec<u8>>, Arc<Schema>)>,
 }
 
 impl Workspace {
     pub fn new(root: &Path) -> Workspace {
         Workspace {
             root: root.canonicalize().unwrap_or_else(|_| root.to_path_buf()),
-            buffers: Buffers::default(),
             docs: HashMap::new(),
-            run: None,
-            rules: None,
         }
     }
 
@@ -96,30 +109,6 @@ impl Workspace {
         self.root.join(rel.trim_start_matches('/'))
     }
 
-    pub fn open(&mut self, path: PathBuf, text: String, version: i32) {
-        self.set_buffer(&path, &text);
-        self.docs.insert(path, Doc::new(text, version));
-    }
-
-    pub fn change(&mut self, path: &Path, text: String, version: i32) {
-        self.set_buffer(path, &text);
-        self.docs
-            .insert(path.to_path_buf(), Doc::new(text, version));
-    }
-
-    pub fn close(&mut self, path: &Path) {
-        self.docs.remove(path);
-        if let Ok(mut b) = self.buffers.write() {
-            b.remove(path);
-        }
-    }
-
-    fn set_buffer(&self, path: &Path, text: &str) {
-        if let Ok(mut b) = self.buffers.write() {
-            b.insert(path.to_path_buf(), Arc::from(text.as_bytes()));
-        }
-    }
-
     /// The text of a file as the editor sees it: its open document, else the file on
     /// disk (`None` when it cannot be read as text of a reasonable size).
     pub fn text_of(&self, path: &Path) -> Option<std::borrow::Cow<'_, str>> {
@@ -130,64 +119,29 @@ impl Workspace {
         Some(std::borrow::Cow::Owned(String::from_utf8(bytes).ok()?))
     }
 
-    /// The dataset description as the editor sees it.
-    fn description_bytes(&self) -> Option<Vec<u8>> {
+    /// The open documents inside the dataset, as dataset-relative paths and bytes.
+    pub fn contents(&self) -> Vec<(String, Vec<u8>)> {
+        self.docs
+            .iter()
+            .filter_map(|(p, d)| Some((self.relative(p)?, d.text.clone().into_bytes())))
+            .collect()
+    }
+
+    /// The dataset description as the editor sees it (unsaved text included).
+    pub fn description(&self) -> Option<serde_json::Value> {
         let path = self.root.join("dataset_description.json");
-        match self.buffers.read().ok()?.get(&path) {
-            Some(b) => Some(b.to_vec()),
-            None => std::fs::read(path).ok(),
+        match self.docs.get(&path) {
+            Some(d) => serde_json::from_str(&d.text).ok(),
+            None => nidos_dataset::read_description(&self.root),
         }
-    }
-
-    /// The rules the dataset declares (loaded again only when its description changed).
-    pub fn rules(&mut self) -> anyhow::Result<Arc<Schema>> {
-        let desc = self.description_bytes();
-        if let Some((seen, schema)) = &self.rules {
-            if *seen == desc {
-                return Ok(schema.clone());
-            }
-        }
-        let value = desc
-            .as_deref()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok());
-        let chosen = nidos_schema::load_for_dir(&Source::Bundled, &self.root, value, None)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let schema = Arc::new(chosen.schema);
-        self.rules = Some((desc, schema.clone()));
-        Ok(schema)
-    }
-
-    /// Validates the dataset as the editor sees it, keeping the result.
-    pub fn validate(&mut self) -> anyhow::Result<&Run> {
-        let schema = self.rules()?;
-        let open = OpenOptions {
-            fs: Arc::new(OverlayFs::new(self.buffers.clone())),
-            ..OpenOptions::default()
-        };
-        let dataset = Dataset::open(&self.root, &schema, &open)?;
-        let report = Engine::new(&schema).validate_dataset(&dataset, &Options::default());
-        let validation = Validation {
-            root: self.root.clone(),
-            schema,
-            warnings: Vec::new(),
-            report,
-            dataset,
-            derivatives: Vec::new(),
-        };
-        Ok(self.run.insert(Run {
-            validation,
-            plan: OnceLock::new(),
-        }))
     }
 }
 
-impl Run {
-    /// The repairs of this run's issues (planned once).
-    pub fn plan(&self) -> Option<&nidos_fix::Plan> {
-        self.plan
-            .get_or_init(|| nidos_fix::plan(&self.validation, &nidos_fix::Options::default()).ok())
-            .as_ref()
-    }
+/// Whether a change to `rel` may choose other rules: the description, or an ignore
+/// file at the root.
+pub fn rules_input(rel: &str) -> bool {
+    rel == "/dataset_description.json"
+        || (rel.starts_with("/.") && rel.ends_with("ignore") && !rel[1..].contains('/'))
 }
 
 /// The nearest folder at or above `start` that holds a dataset description.
