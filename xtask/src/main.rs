@@ -7,6 +7,8 @@
 //! - `cargo xtask bench-small`: start-up on small real datasets, beside the reference.
 //! - `cargo xtask bench-formats [--subjects N]`: peak memory and time of each report
 //!   format on one large synthetic dataset, beside JSON (see `bench_formats.rs`).
+//! - `cargo xtask bench-lsp [--subjects N]`: `nidos lsp`'s answer time to an edit of a leaf
+//!   and of a top-level sidecar, beside a whole validation (see `bench_lsp.rs`).
 //! - `cargo xtask schema-coverage --against COMPILED.json [--out docs/schema-coverage.md]`:
 //!   what the bundled tree lacks against a compiled upstream schema (see `coverage.rs`).
 //! - `cargo xtask compare-builds [--base REV]`: this checkout's reports against another
@@ -19,6 +21,7 @@ mod bench;
 mod bench_formats;
 mod bench_hed;
 mod bench_incremental;
+mod bench_lsp;
 mod bench_realworld;
 mod bench_small;
 mod compare_builds;
@@ -40,13 +43,14 @@ fn main() -> Result<()> {
         Some("bench") => bench::run(&args[1..]),
         Some("bench-small") => bench_small::run(&args[1..]),
         Some("bench-formats") => bench_formats::run(&args[1..]),
+        Some("bench-lsp") => bench_lsp::run(&args[1..]),
         Some("compare-builds") => compare_builds::run(&args[1..]),
         Some("sort-diff") => sortdiff::run(&args[1..]),
         Some("schema-coverage") => coverage::run(&args[1..]),
         Some("hed-import") => hed_import::run(&args[1..]),
         Some("module-cycles") => module_cycles::run(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench [--realworld | --hed] | bench-small | bench-formats [--subjects N] [--runs K] | compare-builds [--base REV | --base-binary PATH] [--bench N] [--only NAME] | sort-diff | schema-coverage --against COMPILED.json | hed-import SCHEMA.xml [-o FILE] | module-cycles"
+            "usage: cargo xtask conformance [--std | --bundled] [--with-hed] [--min-f1 X] [--min-mutations X] [--only NAME] | bench [--realworld | --hed] | bench-small | bench-formats [--subjects N] [--runs K] | bench-lsp [--subjects N] [--edits K] | compare-builds [--base REV | --base-binary PATH] [--bench N] [--only NAME] | sort-diff | schema-coverage --against COMPILED.json | hed-import SCHEMA.xml [-o FILE] | module-cycles"
         ),
     }
 }

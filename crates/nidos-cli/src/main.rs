@@ -23,6 +23,7 @@ mod cmd_fix;
 mod cmd_index;
 mod cmd_init;
 mod cmd_ls;
+mod cmd_lsp;
 mod cmd_path;
 mod cmd_repl;
 mod cmd_schema;
@@ -74,6 +75,8 @@ enum Command {
     Init(cmd_init::Args),
     /// Show (or with --apply, write) the schema's fixes for a dataset's issues.
     Fix(cmd_fix::Args),
+    /// A Language Server Protocol server over standard input/output, for editors.
+    Lsp(cmd_lsp::Args),
 }
 
 fn main() -> ExitCode {
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Command::Init(a) => cmd_init::run(a),
         Command::Fix(a) => cmd_fix::run(a),
         Command::Index(a) => cmd_index::run(a),
+        Command::Lsp(a) => cmd_lsp::run(a),
     };
     match result {
         Ok(code) => code,

@@ -34,7 +34,7 @@ use std::path::PathBuf;
 pub use apply::{apply, Applied};
 pub use diff::{escape_name, unified_diff};
 pub use lock::DatasetLock;
-pub use plan::{plan, Change, FileEdit, Manual, Options, Plan};
+pub use plan::{plan, plan_for, Change, FileEdit, Manual, Options, Plan};
 pub use regions::replacements;
 
 /// Why planning or applying failed.

@@ -123,7 +123,25 @@ impl Edit<'_> {
 /// dataset it opened: the run's options (configuration, ignored codes, rows read) hold
 /// for the fixes too, and nothing is validated again.
 pub fn plan(done: &Validation, opts: &Options) -> Result<Plan, FixError> {
-    let schema = &done.schema;
+    plan_for(
+        &done.schema,
+        &done.root,
+        &done.dataset,
+        &done.report.issues,
+        opts,
+    )
+}
+
+/// [`plan`] from the parts of a run kept elsewhere than in a [`Validation`] (an
+/// incremental session's rules, dataset and report: the language server's code
+/// actions).
+pub fn plan_for(
+    schema: &Schema,
+    root: &Path,
+    ds: &Dataset,
+    issues: &[Issue],
+    opts: &Options,
+) -> Result<Plan, FixError> {
     if let Some(v) = &opts.version {
         if !schema.versions.is_empty() && !schema.versions.contains(v) {
             return Err(FixError::Version {
@@ -132,13 +150,7 @@ pub fn plan(done: &Validation, opts: &Options) -> Result<Plan, FixError> {
             });
         }
     }
-    Ok(plan_issues(
-        schema,
-        &done.root,
-        &done.dataset,
-        &done.report.issues,
-        opts,
-    ))
+    Ok(plan_issues(schema, root, ds, issues, opts))
 }
 
 /// Plans the fixes of `issues`, a report of the dataset `ds` at `root`.

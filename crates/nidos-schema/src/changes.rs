@@ -71,6 +71,17 @@ impl Changes {
         Ok(Changes::from(list))
     }
 
+    /// The versions at which the entry at dotted `path` appears (`since`) or goes away
+    /// (`removed`), in that order; empty when it carries neither (present from the first
+    /// version on).
+    pub fn versions_of(&self, path: &str) -> &[String] {
+        self.list
+            .iter()
+            .find(|c| c.path == path)
+            .map(|c| c.versions.as_slice())
+            .unwrap_or_default()
+    }
+
     /// The versions after `after` (up to the newest) at which an entry appears or goes
     /// away that lies under one of `sections` (dotted prefixes) and mentions one of
     /// `subject.names`, or defines an extension and mentions one of `subject.extension`,

@@ -236,7 +236,7 @@ impl<'s> Session<'s> {
         request: &Request,
         cache_dir: &Path,
     ) -> Result<(Session<'s>, CacheUse), RunError> {
-        let mut session = Session::open(schema, dir, request)?;
+        let mut session = Session::open(schema, dir, request, Vec::new())?;
         let path = cache_file(cache_dir, dir);
         let root = root_text(dir);
         let key = key(schema, request);

@@ -96,7 +96,20 @@ impl<'s> Session<'s> {
     /// Validates the dataset at `dir` with `schema` (chosen for it, [`load_rules`]).
     /// `request.recursive` is not supported here (derivative datasets are left out).
     pub fn new(schema: &'s Schema, dir: &Path, request: &Request) -> Result<Session<'s>, RunError> {
-        let mut session = Session::open(schema, dir, request)?;
+        Session::new_with(schema, dir, request, Vec::new())
+    }
+
+    /// As [`Session::new`], with the files at `contents` (dataset-relative paths) read
+    /// from the bytes given instead of the disk from the start (an editor's unsaved
+    /// buffers; see [`Session::set_overlay`]). A language server opens a session this
+    /// way when an unsaved description chose the rules.
+    pub fn new_with(
+        schema: &'s Schema,
+        dir: &Path,
+        request: &Request,
+        contents: Vec<(String, Vec<u8>)>,
+    ) -> Result<Session<'s>, RunError> {
+        let mut session = Session::open(schema, dir, request, contents)?;
         session.prepare_hed();
         let all: Vec<usize> = (0..session.ds.files().len()).collect();
         session.recheck(&all);
@@ -106,10 +119,21 @@ impl<'s> Session<'s> {
     }
 
     /// The dataset opened, nothing validated yet.
-    fn open(schema: &'s Schema, dir: &Path, request: &Request) -> Result<Session<'s>, RunError> {
+    fn open(
+        schema: &'s Schema,
+        dir: &Path,
+        request: &Request,
+        contents: Vec<(String, Vec<u8>)>,
+    ) -> Result<Session<'s>, RunError> {
         crate::run::check_modalities(schema, &request.options.blacklist_modalities)?;
         let mut open = crate::run::open_options(dir, request);
         let buffers = overlay::Buffers::default();
+        if let Ok(mut map) = buffers.write() {
+            for (path, bytes) in contents {
+                let rel = relative(dir, &path);
+                map.insert(dir.join(rel.trim_start_matches('/')), bytes.into());
+            }
+        }
         open.fs = Arc::new(overlay::OverlayFs::new(open.fs.clone(), buffers.clone()));
         let ds = open_dataset(schema, dir, &open)?;
         Ok(Session {
