@@ -31,7 +31,7 @@ MAKE = HERE.parents[2].parent / "shared" / "bench" / "make_dataset.py"
 CODE = {
     "nidos-layout": ("import nidos", "l = nidos.Layout({root!r}); n = len(l.get())"),
     "nidos-layout-db": (
-        "import nidos, pyarrow.parquet; nidos.Layout({root!r}, database_path={db!r}, reset_database=True)",
+        "import nidos, pyarrow.ipc; nidos.Layout({root!r}, database_path={db!r}, reset_database=True)",
         "l = nidos.Layout({root!r}, database_path={db!r}); n = len(l.get()); assert l._from_index",
     ),
     "pybids-layout": (

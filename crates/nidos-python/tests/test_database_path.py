@@ -1,4 +1,4 @@
-"""``Layout(database_path=...)``: the index is a Parquet file with a column per entity,
+"""``Layout(database_path=...)``: the index is an Arrow IPC file with a column per entity,
 a later layout with the same arguments is built from it without listing or walking the
 dataset, and a changed dataset (a file added, a sidecar edited) is listed again."""
 
@@ -10,7 +10,7 @@ import pytest
 import nidos
 from nidos import _native, _select
 
-pq = pytest.importorskip("pyarrow.parquet")
+ipc = pytest.importorskip("pyarrow.ipc")
 
 
 def _forbid_listing(monkeypatch):
@@ -43,10 +43,10 @@ def test_reload_does_not_list_the_dataset(tiny, tmp_path, monkeypatch, validate)
         assert sorted(again.derivatives) == sorted(first.derivatives)
 
 
-def test_index_is_parquet_with_entity_columns(tiny, tmp_path):
+def test_index_is_arrow_with_entity_columns(tiny, tmp_path):
     db = tmp_path / "db"
     layout = nidos.Layout(tiny, database_path=db)
-    table = pq.read_table(db / "nidos_layout.parquet")
+    table = ipc.open_file(str(db / "nidos_layout.arrow")).read_all()
     assert table.num_rows == len(layout.get())
     for column in ("path", "relpath", "size", "e:subject", "e:suffix", "e:extension"):
         assert column in table.column_names

@@ -128,4 +128,4 @@ def test_fmriprep_script_on_an_example_gives_pybids_answers(tmp_path):
     # The answers are not empty: the comparison is of something.
     assert len(ours["bold"]) == 3 and len(ours["preproc"]) == 3 and ours["confounds"]
     assert ours["tr"] == 2.0
-    assert (tmp_path / "nidos-db" / "nidos_layout.parquet").is_file()
+    assert (tmp_path / "nidos-db" / "nidos_layout.arrow").is_file()

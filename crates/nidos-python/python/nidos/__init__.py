@@ -12,14 +12,6 @@ every object here pickles, so it can be sent to worker processes (Dask, multipro
 
 from ._native import __version__
 from ._report import Report, validate
-from ._exceptions import (
-    BIDSChildDatasetError,
-    BIDSConflictingValuesError,
-    BIDSDerivativesValidationError,
-    BIDSValidationError,
-    NoMatchError,
-    TargetError,
-)
 from ._files import BIDSDataFile, BIDSFile, BIDSImageFile, BIDSJSONFile
 from ._layout import Layout, PaddedInt, Query
 
@@ -51,3 +43,12 @@ __all__ = [
     "index",
     "validate",
 ]
+
+
+def __getattr__(name):
+    # pybids' exception classes, resolved on first use (see _exceptions.py).
+    from . import _exceptions
+
+    if name in _exceptions.NAMES:
+        return getattr(_exceptions, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

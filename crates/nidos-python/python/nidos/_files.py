@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from typing import Any, Optional
 
 
@@ -210,7 +211,9 @@ def _dtype_name(value: Any) -> str:
 
 def entity_object(name: str, value: Any) -> Any:
     """The entity object for a name and one of its values (pybids' ``Entity`` when
-    installed)."""
+    the program has imported pybids)."""
+    if "bids" not in sys.modules:  # pybids' class only where the program uses pybids
+        return Entity(name, dtype=_dtype_name(value))
     try:
         from bids.layout.models import Entity as PyBIDSEntity  # type: ignore
     except Exception:  # pragma: no cover - depends on the environment

@@ -1,4 +1,6 @@
-"""The on-disk index behind ``Layout(database_path=...)``: one Parquet file, a row per
+"""The on-disk index behind ``Layout(database_path=...)``: one Arrow IPC file (the
+columnar Arrow file format, "Feather v2"; memory-mapped when reloaded: unlike Parquet it
+needs no decoding, which was the largest part of a reload), a row per
 file of the layout and its derivative layouts (``dataset``, ``path``, ``relpath``,
 ``size``, ``meta_id``, and one text column per entity, ``e:<name>``), with the
 layouts, the distinct merged sidecars, the arguments it was made with and a
@@ -14,7 +16,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional
 
-FILE = "nidos_layout.parquet"
+FILE = "nidos_layout.arrow"
 _FIXED = ("dataset", "path", "relpath", "size", "meta_id")
 
 
@@ -77,7 +79,7 @@ def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any])
     """Write ``layouts`` (the root layout first, then its derivative layouts) into
     ``folder``."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow.ipc as ipc
 
     fixed: Dict[str, list] = {c: [] for c in _FIXED}
     ents: Dict[str, list] = {}
@@ -141,7 +143,9 @@ def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any])
     table = table.replace_schema_metadata(meta)
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, FILE + ".tmp")
-    pq.write_table(table, tmp)
+    with pa.OSFile(tmp, "wb") as sink:
+        with ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
     os.replace(tmp, os.path.join(folder, FILE))
 
 
@@ -150,10 +154,11 @@ class Saved:
     first, its rows only when they are wanted."""
 
     def __init__(self, folder: str):
-        import pyarrow.parquet as pq
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
 
-        self.file = pq.ParquetFile(os.path.join(folder, FILE))
-        raw = self.file.schema_arrow.metadata or {}
+        self.file = ipc.open_file(pa.memory_map(os.path.join(folder, FILE)))
+        raw = self.file.schema.metadata or {}
         self.meta = {k.decode(): v.decode() for k, v in raw.items()}
 
     @property
@@ -174,7 +179,7 @@ class Saved:
             return None
         if fingerprint(json.loads(self.meta["nidos.stamped"])) != self.meta.get("nidos.fingerprint"):
             return None
-        return _state(self.file.read(use_threads=False), self.meta, padded)
+        return _state(self.file.read_all(), self.meta, padded)
 
 
 def open_index(folder: str) -> Optional[Saved]:
