@@ -5,7 +5,7 @@
 //! needs more than twice the JSON run's peak memory (the bound `docs/performance.md`
 //! states).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use crate::bench::{dataset, measure, time_works};
 use crate::tools::{build_binary, median};
@@ -16,14 +16,8 @@ const FORMATS: [&str; 4] = ["json", "text", "sarif", "html"];
 const MAX_RSS_RATIO: f64 = 2.0;
 
 pub fn run(args: &[String]) -> Result<()> {
-    let subjects: u32 = crate::flag(args, "--subjects")
-        .map(|v| v.parse().with_context(|| format!("--subjects {v}")))
-        .transpose()?
-        .unwrap_or(3125);
-    let runs: usize = crate::flag(args, "--runs")
-        .map(|v| v.parse().with_context(|| format!("--runs {v}")))
-        .transpose()?
-        .unwrap_or(1);
+    let subjects: u32 = crate::flag_or(args, "--subjects", 3125)?;
+    let runs: usize = crate::flag_or(args, "--runs", 1)?;
     if !time_works() {
         bail!("/usr/bin/time is needed (apt-get install time)");
     }

@@ -23,14 +23,8 @@ use crate::tools::{build_binary, median};
 const SILENCE_S: u64 = 120;
 
 pub fn run(args: &[String]) -> Result<()> {
-    let subjects: u32 = crate::flag(args, "--subjects")
-        .map(|v| v.parse().with_context(|| format!("--subjects {v}")))
-        .transpose()?
-        .unwrap_or(1000);
-    let edits: usize = crate::flag(args, "--edits")
-        .map(|v| v.parse().with_context(|| format!("--edits {v}")))
-        .transpose()?
-        .unwrap_or(10);
+    let subjects: u32 = crate::flag_or(args, "--subjects", 1000)?;
+    let edits: usize = crate::flag_or(args, "--edits", 10)?;
     // `--bin PATH`: an already built binary (the default builds the release one).
     let bin = match crate::flag(args, "--bin") {
         Some(p) => std::fs::canonicalize(&p).with_context(|| format!("--bin {p}"))?,

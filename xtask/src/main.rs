@@ -68,3 +68,13 @@ fn flag(args: &[String], name: &str) -> Option<String> {
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1).cloned())
 }
+
+/// The value of `name` read as a `T`, or `default` when the flag is absent.
+fn flag_or<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result<T> {
+    match flag(args, name) {
+        Some(v) => v
+            .parse()
+            .map_err(|_| anyhow::anyhow!("{name} {v}: not a valid value")),
+        None => Ok(default),
+    }
+}

@@ -5,8 +5,7 @@
 use std::collections::BTreeSet;
 
 use lsp_types::{
-    CompletionItem, CompletionItemKind, CompletionList, CompletionTextEdit, Documentation,
-    Position, TextEdit,
+    CompletionItem, CompletionItemKind, CompletionList, CompletionTextEdit, Documentation, TextEdit,
 };
 use nidos_schema::Level;
 use serde_json::Value;
@@ -15,21 +14,19 @@ use crate::expected::{self, level_word, Expected};
 use crate::hover::allowed_values;
 use crate::json_map::{self, Cursor};
 use crate::tsv_map;
-use crate::workspace::{View, Workspace};
+use crate::workspace::{At, View, Workspace};
 
 /// The completions at `pos` of the open document `path`.
-pub fn complete(
-    ws: &Workspace,
-    view: &View<'_>,
-    path: &std::path::Path,
-    pos: Position,
-) -> Option<CompletionList> {
-    let doc = ws.docs.get(path)?;
-    let rel = ws.relative(path)?;
-    let text = doc.text.as_str();
-    let offset = doc.lines.offset(text, pos);
-    let schema = view.schema;
-    let ds = view.dataset;
+pub fn complete(ws: &Workspace, view: &View<'_>, at: &At<'_>) -> Option<CompletionList> {
+    let At {
+        doc,
+        rel,
+        text,
+        offset,
+        pos,
+    } = at;
+    let (text, offset, pos) = (*text, *offset, *pos);
+    let (schema, ds) = (view.schema, view.dataset);
     let items = if rel.ends_with(".json") {
         match json_map::cursor_at(text, offset) {
             Cursor::Key {
@@ -49,12 +46,12 @@ pub fn complete(
                 let mut items = Vec::new();
                 match keys.as_slice() {
                     [] => {
-                        for e in expected::keys(schema, ds, &rel) {
+                        for e in expected::keys(schema, ds, rel) {
                             let def = schema.metadata_def(&e.name).map(|d| d.def.value());
                             items.push(key_item(&e, def, edit(&e.name)));
                         }
                         // The sidecar of a table: its columns.
-                        for col in table_columns(ws, &rel) {
+                        for col in table_columns(ws, rel) {
                             let e = Expected {
                                 name: col.clone(),
                                 level: Level::Optional,
@@ -65,7 +62,7 @@ pub fn complete(
                         }
                     }
                     [column, levels] if levels == "Levels" => {
-                        for value in column_values(ws, &rel, column) {
+                        for value in column_values(ws, rel, column) {
                             items.push(CompletionItem {
                                 label: value.clone(),
                                 kind: Some(CompletionItemKind::ENUM_MEMBER),
@@ -109,7 +106,7 @@ pub fn complete(
         let range = doc.lines.range(text, cs, offset);
         if pos.line == 0 {
             let present: BTreeSet<&str> = line.split('\t').collect();
-            expected::columns(schema, ds, &rel)
+            expected::columns(schema, ds, rel)
                 .into_iter()
                 .filter(|e| !present.contains(e.name.as_str()))
                 .map(|e| {
@@ -131,7 +128,7 @@ pub fn complete(
                 .column_def(column)
                 .map(|d| allowed_values(d.def.value()))
                 .unwrap_or_default();
-            values.extend(levels_of(view, &rel, column));
+            values.extend(levels_of(view, rel, column));
             values.dedup();
             values
                 .into_iter()

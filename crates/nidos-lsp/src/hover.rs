@@ -4,28 +4,19 @@
 
 use std::fmt::Write as _;
 
-use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
+use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind};
 use nidos_schema::{Definition, Schema};
 use serde_json::Value;
 
 use crate::expected::{self, level_word, Expected};
 use crate::json_map;
 use crate::tsv_map;
-use crate::workspace::{View, Workspace};
+use crate::workspace::{At, View};
 
 /// The hover at `pos` of the open document `path`.
-pub fn hover(
-    ws: &Workspace,
-    view: &View<'_>,
-    path: &std::path::Path,
-    pos: Position,
-) -> Option<Hover> {
-    let doc = ws.docs.get(path)?;
-    let rel = ws.relative(path)?;
-    let text = doc.text.as_str();
-    let offset = doc.lines.offset(text, pos);
-    let schema = view.schema;
-    let ds = view.dataset;
+pub fn hover(view: &View<'_>, at: &At<'_>) -> Option<Hover> {
+    let (doc, rel, text, offset, pos) = (at.doc, &at.rel, at.text, at.offset, at.pos);
+    let (schema, ds) = (view.schema, view.dataset);
     let (markdown, range) = if rel.ends_with(".json") {
         let members = json_map::members(text);
         if let Some(m) = members
@@ -34,11 +25,12 @@ pub fn hover(
         {
             let name = m.path.last()?;
             let md = if m.path.len() == 1 {
-                let level = || expected::keys(schema, ds, &rel);
-                field_markdown(schema, name, &level)
-                    .or_else(|| column_markdown(schema, name, &|| Vec::new()))?
+                let level = || expected::keys(schema, ds, rel);
+                definition_markdown(schema.metadata_def(name), "metadata", &level).or_else(
+                    || definition_markdown(schema.column_def(name), "columns", &|| Vec::new()),
+                )?
             } else {
-                column_markdown(schema, &m.path[0], &|| Vec::new())?
+                definition_markdown(schema.column_def(&m.path[0]), "columns", &|| Vec::new())?
             };
             (md, Some((m.key.0, m.key.1)))
         } else {
@@ -51,8 +43,11 @@ pub fn hover(
         let (s, e) = *tsv_map::cells(start, line).get(cell)?;
         if pos.line == 0 {
             let name = text.get(s..e)?;
-            let level = || expected::columns(schema, ds, &rel);
-            (column_markdown(schema, name, &level)?, Some((s, e)))
+            let level = || expected::columns(schema, ds, rel);
+            (
+                definition_markdown(schema.column_def(name), "columns", &level)?,
+                Some((s, e)),
+            )
         } else {
             let (s, e, word) = word_at(text, offset)?;
             (entity_markdown(schema, word)?, Some((s, e)))
@@ -96,27 +91,16 @@ struct Hover2 {
     lifecycle_path: Option<String>,
 }
 
-fn field_markdown(
-    schema: &Schema,
-    name: &str,
+/// The hover of a field (`section` "metadata") or column ("columns") definition.
+fn definition_markdown(
+    def: Option<&Definition>,
+    section: &str,
     levels: &dyn Fn() -> Vec<Expected>,
 ) -> Option<Hover2> {
-    let def = schema.metadata_def(name)?;
+    let def = def?;
     Some(Hover2 {
         text: definition_text(def, &levels()),
-        lifecycle_path: Some(format!("objects.metadata.{}", def.key)),
-    })
-}
-
-fn column_markdown(
-    schema: &Schema,
-    name: &str,
-    levels: &dyn Fn() -> Vec<Expected>,
-) -> Option<Hover2> {
-    let def = schema.column_def(name)?;
-    Some(Hover2 {
-        text: definition_text(def, &levels()),
-        lifecycle_path: Some(format!("objects.columns.{}", def.key)),
+        lifecycle_path: Some(format!("objects.{section}.{}", def.key)),
     })
 }
 

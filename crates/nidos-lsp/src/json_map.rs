@@ -150,20 +150,20 @@ fn step(stack: &mut Vec<Frame>, token: Token<'_>) {
                 *after_colon = false;
             }
         }
-        Token::String(s) => match stack.last_mut() {
-            Some(Frame::Object {
-                key,
-                after_colon: false,
-            }) => *key = Some(s.into_owned()),
-            _ => close_value(stack),
-        },
-        Token::Word(w) => match stack.last_mut() {
-            Some(Frame::Object {
-                key,
-                after_colon: false,
-            }) => *key = Some(w.to_owned()),
-            _ => close_value(stack),
-        },
+        Token::String(_) | Token::Word(_) => {
+            let name = match token {
+                Token::String(s) => s.into_owned(),
+                Token::Word(w) => w.to_owned(),
+                _ => String::new(),
+            };
+            match stack.last_mut() {
+                Some(Frame::Object {
+                    key,
+                    after_colon: false,
+                }) => *key = Some(name),
+                _ => close_value(stack),
+            }
+        }
         Token::Boolean(_) | Token::Number(_) | Token::Null => close_value(stack),
         Token::CommentLine(_) | Token::CommentBlock(_) => {}
     }

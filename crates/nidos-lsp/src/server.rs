@@ -405,37 +405,43 @@ impl Server<'_> {
 
 /// The answer to a request, from the current validation.
 fn answer(ws: &Workspace, view: &View<'_>, req: Request) -> Response {
-    let id: RequestId = req.id.clone();
-    let result = match req.method.as_str() {
-        HoverRequest::METHOD => serde_json::from_value::<HoverParams>(req.params)
-            .ok()
-            .and_then(|p| {
-                let pos = p.text_document_position_params;
-                let path = ws.path_of(&pos.text_document.uri)?;
-                hover::hover(ws, view, &path, pos.position)
-            })
-            .and_then(|h| serde_json::to_value(h).ok()),
-        Completion::METHOD => serde_json::from_value::<CompletionParams>(req.params)
-            .ok()
-            .and_then(|p| {
-                let pos = p.text_document_position;
-                let path = ws.path_of(&pos.text_document.uri)?;
-                complete::complete(ws, view, &path, pos.position)
-            })
-            .and_then(|c| serde_json::to_value(c).ok()),
-        CodeActionRequest::METHOD => serde_json::from_value::<CodeActionParams>(req.params)
-            .ok()
-            .and_then(|p| {
-                let path = ws.path_of(&p.text_document.uri)?;
-                serde_json::to_value(actions::actions(ws, view, &path, &p.context.diagnostics)).ok()
-            }),
+    let Request { id, method, params } = req;
+    let result = match method.as_str() {
+        HoverRequest::METHOD => on(params, |p: HoverParams| {
+            let pos = p.text_document_position_params;
+            hover::hover(
+                view,
+                &ws.at(&ws.path_of(&pos.text_document.uri)?, pos.position)?,
+            )
+        }),
+        Completion::METHOD => on(params, |p: CompletionParams| {
+            let pos = p.text_document_position;
+            complete::complete(
+                ws,
+                view,
+                &ws.at(&ws.path_of(&pos.text_document.uri)?, pos.position)?,
+            )
+        }),
+        CodeActionRequest::METHOD => on(params, |p: CodeActionParams| {
+            let path = ws.path_of(&p.text_document.uri)?;
+            Some(actions::actions(ws, view, &path, &p.context.diagnostics))
+        }),
         _ => {
             return Response::new_err(
                 id,
                 lsp_server::ErrorCode::MethodNotFound as i32,
-                format!("nidos lsp does not answer {}", req.method),
+                format!("nidos lsp does not answer {method}"),
             )
         }
     };
     Response::new_ok(id, result.unwrap_or(serde_json::Value::Null))
+}
+
+/// `f`'s answer to a request's parameters, as JSON (`None`: no answer, or parameters
+/// that do not read as `P`).
+fn on<P: serde::de::DeserializeOwned, R: serde::Serialize>(
+    params: serde_json::Value,
+    f: impl FnOnce(P) -> Option<R>,
+) -> Option<serde_json::Value> {
+    serde_json::to_value(f(serde_json::from_value(params).ok()?)?).ok()
 }

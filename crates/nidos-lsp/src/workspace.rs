@@ -37,6 +37,16 @@ impl Doc {
     }
 }
 
+/// An open document of the dataset, and a position in it as a byte offset.
+pub struct At<'w> {
+    pub doc: &'w Doc,
+    /// Dataset-relative path.
+    pub rel: String,
+    pub text: &'w str,
+    pub offset: usize,
+    pub pos: lsp_types::Position,
+}
+
 /// The current validation as the answers read it, and the repairs planned from it on
 /// first use (code actions).
 pub struct View<'a> {
@@ -96,6 +106,18 @@ impl Workspace {
     pub fn uri_of(path: &Path) -> Option<Uri> {
         let url = url::Url::from_file_path(path).ok()?;
         url.as_str().parse().ok()
+    }
+
+    /// The open document `path` at `pos`.
+    pub fn at(&self, path: &Path, pos: lsp_types::Position) -> Option<At<'_>> {
+        let doc = self.docs.get(path)?;
+        Some(At {
+            doc,
+            rel: self.relative(path)?,
+            text: &doc.text,
+            offset: doc.lines.offset(&doc.text, pos),
+            pos,
+        })
     }
 
     /// The dataset-relative form (`/sub-01/x.json`) of a path inside the dataset.
