@@ -18,6 +18,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_nidos");
 /// Upper-case literals in the engine's source that are not issue codes.
 const NOT_CODES: &[&str] = &[
     "CARGO_MANIFEST_DIR",
+    "CARGO_PKG_VERSION",
     "NIDOS_TIMING",
     "NIDOS_SCHEMA_DIR",
     "NIDOS_PUBLISHED_SCHEMA",

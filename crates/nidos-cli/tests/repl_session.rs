@@ -32,7 +32,7 @@ fn dataset() -> tempfile::TempDir {
     // A version the rules do not cover: choosing the schema warns.
     std::fs::write(
         root.join("dataset_description.json"),
-        r#"{"Name": "repl", "BIDSVersion": "1.2.0"}"#,
+        r#"{"Name": "repl", "BIDSVersion": "1.2.7"}"#,
     )
     .expect("description");
     std::fs::create_dir_all(root.join("sub-01/anat")).expect("dirs");
