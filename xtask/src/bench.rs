@@ -296,9 +296,6 @@ fn machine() -> String {
 
 /// Entry point of `cargo xtask bench`.
 pub fn run(args: &[String]) -> Result<()> {
-    if args.iter().any(|a| a == "--incremental") {
-        return crate::bench_incremental::run(args);
-    }
     let settings = parse_args(args)?;
     if settings.help {
         println!("{USAGE}");

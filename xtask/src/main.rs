@@ -40,6 +40,10 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance::run(&args[1..]),
+        // `bench --incremental` is its own bench (bench_incremental.rs).
+        Some("bench") if args.iter().any(|a| a == "--incremental") => {
+            bench_incremental::run(&args[1..])
+        }
         Some("bench") => bench::run(&args[1..]),
         Some("bench-small") => bench_small::run(&args[1..]),
         Some("bench-formats") => bench_formats::run(&args[1..]),

@@ -179,7 +179,11 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     };
     if args.watch {
         drop(meter);
-        return crate::watch::run(&args, &request, use_color(&args));
+        let color = use_color(&args);
+        let first = |mut out: &mut dyn Write, schema: &Schema, report: &Report| {
+            write_report(&mut out, &args, Some(schema), report, &[], None, color)
+        };
+        return crate::watch::run(&args.dataset, &request, &first);
     }
     let mut done = match &args.cache {
         Some(cache) => validate_cached(&args.dataset, &request, cache)?,

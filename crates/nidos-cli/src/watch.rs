@@ -20,13 +20,13 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use nidos_schema::Schema;
 use nidos_validate::emit::escape;
 use nidos_validate::incremental::{load_rules, totals, Delta, Outcome, Session};
 use nidos_validate::{Issue, Report, Request, Severity};
 use notify::event::{AccessKind, AccessMode, EventKind, MetadataKind, ModifyKind};
 use notify::{RecursiveMode, Watcher};
 
-use crate::cmd_validate::Args;
 use crate::schema_arg;
 
 /// How long the dataset must be quiet before a burst of changes is validated.
@@ -50,8 +50,13 @@ fn relevant(kind: &EventKind) -> bool {
     }
 }
 
-pub fn run(args: &Args, request: &Request, color: bool) -> anyhow::Result<ExitCode> {
-    let dir = &args.dataset;
+/// Watches the dataset at `dir`; `first_report` writes the first run's whole report (as
+/// `nidos validate` would, in the format asked for), the changes follow as lines.
+pub fn run(
+    dir: &std::path::Path,
+    request: &Request,
+    first_report: &dyn Fn(&mut dyn Write, &Schema, &Report) -> std::io::Result<()>,
+) -> anyhow::Result<ExitCode> {
     let (tx, rx) = mpsc::channel::<Event>();
     let stop = tx.clone();
     ctrlc::set_handler(move || {
@@ -79,15 +84,7 @@ pub fn run(args: &Args, request: &Request, color: bool) -> anyhow::Result<ExitCo
         let mut session = Session::new(&schema, dir, request).map_err(schema_arg::run_error)?;
         let mut out = std::io::stdout().lock();
         if first {
-            crate::cmd_validate::write_report(
-                &mut out,
-                args,
-                Some(&schema),
-                session.report(),
-                &[],
-                None,
-                color,
-            )?;
+            first_report(&mut out, &schema, session.report())?;
             first = false;
         } else {
             writeln!(out, "rules reloaded: the whole dataset validated again")?;

@@ -28,13 +28,7 @@ fn dataset() -> tempfile::TempDir {
 }
 
 fn validate(ds: &Path, extra: &[&str]) -> (Option<i32>, serde_json::Value) {
-    let out = support::nidos_with_schema()
-        .arg("validate")
-        .arg(ds)
-        .args(["--format", "json"])
-        .args(extra)
-        .output()
-        .unwrap();
+    let out = support::validate_json_output(ds, extra);
     let json = serde_json::from_slice(&out.stdout).unwrap_or_default();
     (out.status.code(), json)
 }

@@ -117,13 +117,7 @@ fn watch_prints_what_an_edit_changes_and_stops_on_ctrl_c() {
 }
 
 fn validate_json(ds: &Path, extra: &[&str]) -> (Option<i32>, Vec<u8>, String) {
-    let out = support::nidos_with_schema()
-        .arg("validate")
-        .arg(ds)
-        .args(["--format", "json"])
-        .args(extra)
-        .output()
-        .unwrap();
+    let out = support::validate_json_output(ds, extra);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     (out.status.code(), out.stdout, stderr)
 }

@@ -62,25 +62,12 @@ fn embedded_files_are_the_tree_files() {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// A copy of the tree that makes a recommended field required records it, and only it,
 /// as raised, for the brand it is read in.
 #[test]
 fn an_edited_tree_records_the_fields_it_raises() {
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(Path::new(BUNDLED), dir.path());
+    nidos_testkit::copy_dir(Path::new(BUNDLED), dir.path());
     let pet = dir.path().join("rules/sidecars/pet.yaml");
     let text = std::fs::read_to_string(&pet).unwrap();
     let edited = text.replacen(

@@ -185,25 +185,11 @@ fn lifecycle_selects_versions() {
         .any(|w| w.kind == nidos_schema::ErrorKind::Version));
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        let t = to.join(e.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &t);
-        } else {
-            std::fs::copy(&p, &t).unwrap();
-        }
-    }
-}
-
 #[test]
 fn editing_a_yaml_file_changes_the_next_load() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("tree");
-    copy_dir(&fixtures().join("tree"), &dir);
+    nidos_testkit::copy_dir(&fixtures().join("tree"), &dir);
     let before = load(&dir);
     assert!(!before.suffixes.contains_key("T1w"));
     let file = dir.join("objects/suffixes.yaml");

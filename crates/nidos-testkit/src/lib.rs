@@ -1,5 +1,6 @@
 //! Helpers shared by the tests of the nidos crates (each takes it as a dev-dependency):
-//! the case files and case folders of a data directory, listed in a stable order.
+//! the case files and case folders of a data directory, listed in a stable order, and
+//! copies of folders.
 //! Test code: it panics on what it cannot read.
 
 use std::path::{Path, PathBuf};
@@ -27,4 +28,19 @@ pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
 /// The sub-directories of `dir`, sorted.
 pub fn sub_directories(dir: &Path) -> Vec<PathBuf> {
     sorted_entries(dir, Path::is_dir)
+}
+
+/// Copies the folder `from` to `to` (created), files and sub-folders. Panics on what it
+/// cannot read or write.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }

@@ -470,11 +470,19 @@ impl Issue {
     /// The deterministic report order: code, location, sub-code, line, then the rest
     /// (every field takes part, so only identical issues compare equal).
     pub fn sort_key_cmp(&self, other: &Issue) -> Ordering {
+        self.cmp_in_report(other, true)
+    }
+
+    /// The report order; with `ranks`, two issues that both carry their file's rank
+    /// (issues of one walk) compare locations by it, without reading the texts;
+    /// otherwise (issues of two walks of a changed dataset, whose ranks differ) by the
+    /// locations' texts, which order the same way.
+    pub fn cmp_in_report(&self, other: &Issue, ranks: bool) -> Ordering {
         self.code()
             .cmp(other.code())
             .then_with(|| match (self.rank, other.rank) {
-                (0, _) | (_, 0) => self.location.cmp(&other.location),
-                (a, b) => a.cmp(&b),
+                (a, b) if ranks && a != 0 && b != 0 => a.cmp(&b),
+                _ => self.location.cmp(&other.location),
             })
             .then_with(|| {
                 (self.sub_code(), self.line_number(), self.severity).cmp(&(

@@ -226,19 +226,6 @@ fn first_difference(a: &str, b: &str) -> String {
     format!("incremental: …{}…\nwhole run: …{}…", around(a), around(b))
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        let t = to.join(e.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &t);
-        } else {
-            std::fs::copy(&p, &t).unwrap();
-        }
-    }
-}
-
 /// A small generated dataset: two subjects with bold runs, events, a root sidecar.
 fn generated(root: &Path) {
     write(
@@ -279,19 +266,13 @@ fn check_dataset(name: &str, source: Option<&Path>, cases: u32) {
     let base = tempfile::tempdir().unwrap();
     let root = base.path().join(name);
     match source {
-        Some(src) => copy_dir(src, &root),
+        Some(src) => nidos_testkit::copy_dir(src, &root),
         None => generated(&root),
     }
-    let request = Request {
-        options: Options {
-            ignore_nifti_headers: true,
-            ..Options::default()
-        },
-        ..Request::default()
-    };
+    let request = request_without_headers();
     let (schema, _) = load_rules(&root, &request).unwrap();
     let pristine = base.path().join("pristine");
-    copy_dir(&root, &pristine);
+    nidos_testkit::copy_dir(&root, &pristine);
     let config = Config {
         cases,
         failure_persistence: None,
@@ -305,7 +286,7 @@ fn check_dataset(name: &str, source: Option<&Path>, cases: u32) {
     let result = runner.run(&batches, |batches| {
         // Each case starts from the untouched copy.
         std::fs::remove_dir_all(&root).unwrap();
-        copy_dir(&pristine, &root);
+        nidos_testkit::copy_dir(&pristine, &root);
         let mut session = Session::new(&schema, &root, &request).unwrap();
         let mut applied = Vec::new();
         for batch in &batches {
@@ -371,13 +352,7 @@ fn cache_revalidates_what_a_session_would() {
     let root = base.path().join("gen");
     generated(&root);
     let cache = base.path().join("cache");
-    let request = Request {
-        options: Options {
-            ignore_nifti_headers: true,
-            ..Options::default()
-        },
-        ..Request::default()
-    };
+    let request = request_without_headers();
     let (schema, _) = load_rules(&root, &request).unwrap();
     let engine = Engine::new(&schema);
     let whole = || json(&engine.validate(&root, &request.options).unwrap());
@@ -420,5 +395,17 @@ fn cache_revalidates_what_a_session_would() {
         assert_eq!(json(cached.report()), whole(), "{rel}");
         assert_eq!(json(session.report()), whole(), "{rel}");
         cached.save_cache(&cache).unwrap();
+    }
+}
+
+/// The request of these tests: NIfTI headers are not read (the copies' images are
+/// placeholders).
+fn request_without_headers() -> Request {
+    Request {
+        options: Options {
+            ignore_nifti_headers: true,
+            ..Options::default()
+        },
+        ..Request::default()
     }
 }

@@ -115,3 +115,14 @@ pub fn check_every_case(dir: &Path, marker: &str, check: impl Fn(&Path) -> Vec<S
         problems.join("\n")
     );
 }
+
+/// `nidos validate DS --format json EXTRA…` with the test schema.
+pub fn validate_json_output(ds: &Path, extra: &[&str]) -> Output {
+    nidos_with_schema()
+        .arg("validate")
+        .arg(ds)
+        .args(["--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap()
+}

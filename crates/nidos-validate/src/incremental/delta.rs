@@ -26,19 +26,7 @@ impl Delta {
 /// The report order without the file ranks, which differ between two walks of a
 /// changed dataset (ranks order as paths do, so the order is the same).
 fn order(a: &Issue, b: &Issue) -> Ordering {
-    a.code()
-        .cmp(b.code())
-        .then_with(|| a.location.cmp(&b.location))
-        .then_with(|| {
-            (a.sub_code(), a.line_number(), a.severity).cmp(&(
-                b.sub_code(),
-                b.line_number(),
-                b.severity,
-            ))
-        })
-        .then_with(|| a.issue_message().cmp(&b.issue_message()))
-        .then_with(|| a.rule_id().cmp(&b.rule_id()))
-        .then_with(|| a.affects().cmp(b.affects()))
+    a.cmp_in_report(b, false)
 }
 
 /// The issues of `before` not in `after` and of `after` not in `before` (both sorted
