@@ -36,7 +36,7 @@ pub fn scan_json(
     std_version: Option<String>,
 ) -> PyResult<String> {
     py.allow_threads(|| {
-        let schema = schema::for_dataset(&root, schema.as_deref(), std_version.as_deref())?;
+        let schema = schema::for_layout(&root, schema.as_deref(), std_version.as_deref())?;
         let q = Query {
             derivatives,
             with_metadata: true,
@@ -125,7 +125,7 @@ pub fn build_path(
     datatype: Option<String>,
     schema: Option<String>,
 ) -> PyResult<String> {
-    let schema = schema::for_dataset(&root, schema.as_deref(), None)?;
+    let schema = schema::for_layout(&root, schema.as_deref(), None)?;
     let entities: IndexMap<String, String> = entities.into_iter().collect();
     nidos_dataset::query::build_path(&schema, &entities, &suffix, &extension, datatype.as_deref())
         .map_err(value_error)

@@ -93,3 +93,27 @@ pub fn for_dataset(
     }
     Ok(loaded)
 }
+
+/// The schema a pybids-style layout lists `dataset` with: as [`for_dataset`], but with no
+/// `std_version` the newest version the rules support rather than the declared one.
+/// pybids lists every file its configuration knows whatever version a dataset declares,
+/// and `Layout` is its drop-in (docs/divergences.md); validation, `nidos ls` and
+/// `nidos index` keep the declared version.
+pub fn for_layout(
+    dataset: &Path,
+    schema: Option<&str>,
+    std_version: Option<&str>,
+) -> PyResult<Arc<Schema>> {
+    let chosen = for_dataset(dataset, schema, std_version)?;
+    if std_version.is_some() {
+        return Ok(chosen);
+    }
+    let newest = chosen
+        .supported_versions
+        .iter()
+        .max_by(|a, b| nidos_schema::compare_versions(a, b));
+    match newest {
+        Some(v) if *v != chosen.version => for_dataset(dataset, schema, Some(v)),
+        _ => Ok(chosen),
+    }
+}
