@@ -70,21 +70,23 @@ def case(name, version, files, args_extra=(), has=(), lacks=()):
     return c
 
 
+def before_and_at(cases, v, files, before_name, at_name, at_has=()):
+    """The two cases of one dated item: declared at the release before `v` (an issue
+    naming `v`) and at `v` (included: no NOT_INCLUDED, and `at_has`)."""
+    cases.append(case(before_name, previous(v), files,
+                      has=['"code":"NOT_INCLUDED"', f"from version {v}"]))
+    cases.append(case(at_name, v, files, has=at_has, lacks=['"code":"NOT_INCLUDED"']))
+
+
 def main():
     terms = yaml.safe_load(open(os.path.join(REPO, "docs", "history.yaml"), encoding="utf-8"))["terms"]
     since = {(t["kind"], t["name"]): t.get("since") for t in terms}
     cases = []
     for dt, path in DATATYPE_FILES.items():
         v = since[("datatype", dt)]
-        before = previous(v)
-        files = {f"ds/{path}": "x"}
-        cases.append(case(
-            f"pinning: {dt} declared at {before} (before the text adds it) names {v}",
-            before, files,
-            has=['"code":"NOT_INCLUDED"', f"from version {v}"]))
-        cases.append(case(
-            f"pinning: {dt} declared at {v} (the text adds it) is included",
-            v, files, lacks=['"code":"NOT_INCLUDED"']))
+        before_and_at(cases, v, {f"ds/{path}": "x"},
+                      f"pinning: {dt} declared at {previous(v)} (before the text adds it) names {v}",
+                      f"pinning: {dt} declared at {v} (the text adds it) is included")
     # phenotype/ and stimuli/: 1.0.1.
     v = since[("toplevel", "phenotype/")]
     pheno = {
@@ -93,20 +95,19 @@ def main():
         "ds/participants.tsv": "participant_id\nsub-01\n",
         "ds/sub-01/anat/sub-01_T1w.nii.gz": "x",
     }
-    cases.append(case(f"pinning: phenotype/ declared at {previous(v)} names {v}", previous(v), pheno,
-                      has=['"code":"NOT_INCLUDED"', f"from version {v}"]))
-    cases.append(case(f"pinning: phenotype/ declared at {v} is included", v, pheno,
-                      lacks=['"code":"NOT_INCLUDED"']))
+    before_and_at(cases, v, pheno,
+                  f"pinning: phenotype/ declared at {previous(v)} names {v}",
+                  f"pinning: phenotype/ declared at {v} is included")
     v = since[("toplevel", "stimuli/")]
     stim = {
         "ds/stimuli/cat.png": "x",
         "ds/sub-01/func/sub-01_task-rest_bold.nii.gz": "x",
         "ds/sub-01/func/sub-01_task-rest_events.tsv": "onset\tduration\tstim_file\n1\t1\tcat.png\n2\t1\tdog.png\n",
     }
-    cases.append(case(f"pinning: stimuli/ declared at {previous(v)} names {v}", previous(v), stim,
-                      has=['"code":"NOT_INCLUDED"', f"from version {v}"]))
-    cases.append(case(f"pinning: stimuli/ declared at {v} is included and its stim_files checked", v, stim,
-                      has=['"code":"STIMULUS_FILE_MISSING"'], lacks=['"code":"NOT_INCLUDED"']))
+    before_and_at(cases, v, stim,
+                  f"pinning: stimuli/ declared at {previous(v)} names {v}",
+                  f"pinning: stimuli/ declared at {v} is included and its stim_files checked",
+                  at_has=['"code":"STIMULUS_FILE_MISSING"'])
     # The EEG coordsystem requirement: the text states it with EEG (1.2.0).
     eeg = {
         "ds/sub-01/eeg/sub-01_task-rest_eeg.edf": "x",
