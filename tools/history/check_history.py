@@ -91,6 +91,43 @@ def check(root, terms):
     return failures
 
 
+def check_checks(root, repo, recs, terms):
+    """docs/history-checks.yaml against the tree and the text: each dated check's `since`
+    is in the tree, is the latest text date of the terms it lists, and its evidence
+    section exists; a kept check says why."""
+    import yaml  # noqa: PLC0415 (the caller checked PyYAML is there)
+    failures = []
+    tree = {}
+    for r in recs:
+        path = os.path.join(repo, "schema", r["file"])
+        if path not in tree:
+            with open(path, encoding="utf-8") as fh:
+                tree[path] = yaml.safe_load(fh) or {}
+        label = f"check {r['check']} ({r['file']})"
+        node = tree[path].get(r["check"])
+        if not isinstance(node, dict):
+            failures.append(f"{label}: not in the tree")
+            continue
+        if str(node.get("since")) != str(r["since"]):
+            failures.append(f"{label}: the tree says since {node.get('since')}, the history {r['since']}")
+        if r["verdict"] == "kept":
+            if not r.get("note"):
+                failures.append(f"{label}: kept at the tree's date without a reason")
+            continue
+        dates = [t.rsplit(": ", 1)[1] for t in r.get("terms", [])]
+        if not dates or max(dates, key=st.vkey) != str(r["since"]):
+            failures.append(f"{label}: since {r['since']} is not the latest date of its terms {dates}")
+        ev = r.get("evidence") or {}
+        tag = ev.get("tag", "")
+        if not tag.startswith("v") or tag[1:] not in st.TEXT_VERSIONS:
+            failures.append(f"{label}: evidence tag {tag!r} is not a tag of the text")
+            continue
+        text = st.load_tag(root, tag[1:])
+        if not any(ln.file == ev.get("file") and ln.section == ev.get("section") for ln in text.lines):
+            failures.append(f"{label}: no section {ev.get('section')!r} in {tag} {ev.get('file')}")
+    return failures
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description="Check docs/history.yaml against the standard's text.")
@@ -113,9 +150,15 @@ def main():
         print(f"{path}: no terms", file=sys.stderr)
         return 1
     failures = check(root, terms)
+    checks_path = os.path.join(a.repo, "docs", "history-checks.yaml")
+    recs = []
+    if os.path.isfile(checks_path):
+        with open(checks_path, encoding="utf-8") as fh:
+            recs = (st.yaml.safe_load(fh) or {}).get("checks") or []
+        failures += check_checks(root, a.repo, recs, terms)
     for f in failures:
         print(f"FAIL {f}")
-    print(f"{len(terms)} terms checked, {len(failures)} failures")
+    print(f"{len(terms)} terms and {len(recs)} checks checked, {len(failures)} failures")
     return 1 if failures else 0
 
 

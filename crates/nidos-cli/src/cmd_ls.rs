@@ -2,11 +2,11 @@
 //! entities, datatype, suffix, extension and (optionally) merged sidecar metadata.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use indexmap::IndexMap;
-use nidos_dataset::query::{query, Match, Query, SharedMetadata};
+use nidos_dataset::query::{query_by, Match, Query, SharedMetadata};
 use nidos_dataset::OpenOptions;
 
 use crate::schema_arg;
@@ -147,11 +147,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|e| e.name.clone())
         .collect();
+    // Each derivative dataset is read by the rules of the version its own description
+    // declares (or `--std-version`), as its validation would read it; its load warnings
+    // are named by its folder.
+    let top = args.dataset.clone();
+    let rules_of = |dir: &Path| {
+        let own = schema_arg::load_for_dataset(&args.schema, dir).ok()?;
+        let name = dir.strip_prefix(&top).unwrap_or(dir).display().to_string();
+        own.print_warnings(&format!("{name}: "));
+        Some(own.schema)
+    };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let result = if matches!(args.format, Format::Tsv | Format::Csv) {
         // Rows are written as they are formatted; metadata is shared between files
         // inheriting the same sidecars and each distinct sidecar set is formatted once.
-        let shared = query(&args.dataset, &loaded.schema, &opts, &q)?;
+        let shared = query_by(&args.dataset, &loaded.schema, &opts, &q, rules_of)?;
         let written = write_delimited(
             &mut out,
             &shared.matches,
@@ -165,7 +175,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::mem::forget(shared);
         counts
     } else {
-        let mut result = query(&args.dataset, &loaded.schema, &opts, &q)?;
+        let mut result = query_by(&args.dataset, &loaded.schema, &opts, &q, rules_of)?;
         result.attach_metadata();
         let text = render(&result.matches, args.format, args.with_metadata, &order);
         finish(out.write_all(text.as_bytes()).and_then(|_| out.flush()))?;

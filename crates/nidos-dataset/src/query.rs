@@ -451,6 +451,22 @@ pub fn query(
     opts: &OpenOptions,
     q: &Query,
 ) -> Result<QueryResult, QueryError> {
+    query_by(root, schema, opts, q, |_| None)
+}
+
+/// [`query`], each derivative dataset read by the rules `rules_of(its root)` gives (the
+/// rules of the version its own description declares: [`crate::rules_for`]), `schema`
+/// when it gives none.
+pub fn query_by<F>(
+    root: &Path,
+    schema: &Schema,
+    opts: &OpenOptions,
+    q: &Query,
+    rules_of: F,
+) -> Result<QueryResult, QueryError>
+where
+    F: Fn(&Path) -> Option<Schema>,
+{
     q.compile(schema)?;
     let ds = Dataset::open(root, schema, opts)?;
     let mut shared = SharedMetadata::default();
@@ -460,8 +476,11 @@ pub fn query(
     let mut subs = Vec::new();
     if q.derivatives {
         for d in &derivs {
-            let sub = Dataset::open(&ds.root().join(d), schema, opts)?;
-            let (m, r) = query_one(schema, &sub, q, d, &mut shared)?;
+            let dir = ds.root().join(d);
+            let own = rules_of(&dir);
+            let rules = own.as_ref().unwrap_or(schema);
+            let sub = Dataset::open(&dir, rules, opts)?;
+            let (m, r) = query_one(rules, &sub, q, d, &mut shared)?;
             matches.extend(m);
             rejected += r;
             subs.push(sub);

@@ -94,11 +94,14 @@ pub fn for_dataset(
     Ok(loaded)
 }
 
-/// The schema a pybids-style layout lists `dataset` with: as [`for_dataset`], but with no
-/// `std_version` the newest version the rules support rather than the declared one.
-/// pybids lists every file its configuration knows whatever version a dataset declares,
-/// and `Layout` is its drop-in (docs/divergences.md); validation, `nidos ls` and
-/// `nidos index` keep the declared version.
+/// The schema a pybids-style layout lists `dataset` with: with `std_version`, that
+/// version's rules; else the rules of the version the dataset declares plus what any
+/// later version defines (the union of the versions from the declared one on:
+/// `LoadOptions::and_later`). Nothing the declared version defines is dropped, and
+/// pybids, which lists every file its configuration knows whatever the declared
+/// version, lists nothing more (docs/divergences.md). Validation, `nidos ls` and
+/// `nidos index` keep the declared version alone. A compiled JSON schema holds one
+/// version and is used as it is.
 pub fn for_layout(
     dataset: &Path,
     schema: Option<&str>,
@@ -108,12 +111,34 @@ pub fn for_layout(
     if std_version.is_some() {
         return Ok(chosen);
     }
-    let newest = chosen
-        .supported_versions
-        .iter()
-        .max_by(|a, b| nidos_schema::compare_versions(a, b));
-    match newest {
-        Some(v) if *v != chosen.version => for_dataset(dataset, schema, Some(v)),
-        _ => Ok(chosen),
+    let tree = schema.map(PathBuf::from);
+    if tree.as_ref().is_some_and(|p| !p.is_dir()) {
+        return Ok(chosen);
     }
+    let key: Key = (
+        schema.map(|s| format!("{s} (and later)")),
+        Some(format!("{} and later", chosen.version)),
+        version_keys(dataset),
+    );
+    if let Ok(c) = cache().lock() {
+        if let Some(s) = c.get(&key) {
+            return Ok(s.clone());
+        }
+    }
+    let opts = nidos_schema::LoadOptions {
+        version: Some(chosen.version.clone()),
+        brand: Some(chosen.brand.name.clone()),
+        and_later: true,
+        ..nidos_schema::LoadOptions::default()
+    };
+    let loaded = match &tree {
+        Some(dir) => nidos_schema::load_path_with(dir, &opts),
+        None => nidos_schema::load_bundled(&opts),
+    }
+    .map_err(|e| value_error(format!("loading the schema: {e}")))?;
+    let loaded = Arc::new(loaded);
+    if let Ok(mut c) = cache().lock() {
+        c.insert(key, loaded.clone());
+    }
+    Ok(loaded)
 }

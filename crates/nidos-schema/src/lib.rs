@@ -80,6 +80,10 @@ pub struct LoadOptions {
     /// For a schema that declares several brands (`meta.brands`): the brand to serve,
     /// by name. `None` serves the brand the tree is written in.
     pub brand: Option<String>,
+    /// With `version`: also keep what any later version of the tree defines (the union
+    /// of the versions from `version` on, nothing `version` defines dropped), for
+    /// listing files as a layout does. Not for validation.
+    pub and_later: bool,
 }
 
 /// A loaded, resolved and indexed schema.
@@ -241,8 +245,8 @@ pub(crate) fn from_resolved_tree(
     trusted: bool,
 ) -> Result<Schema, SchemaErrors> {
     let at = opts.version.clone().unwrap_or_else(|| info.version.clone());
-    let (raw, deprecations) =
-        lifecycle::pinned_copy(raw, &at).map_err(|e| info.locate(SchemaErrors::single(e)))?;
+    let (raw, deprecations) = lifecycle::pinned_copy_in(raw, &at, opts.and_later)
+        .map_err(|e| info.locate(SchemaErrors::single(e)))?;
     let strictness = if trusted {
         Strictness::Trusted
     } else {

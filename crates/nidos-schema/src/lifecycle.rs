@@ -27,9 +27,15 @@ fn annotation<'v>(m: &'v Map<String, Value>, key: &str) -> Option<&'v str> {
 }
 
 fn alive(v: &Value, at: &str) -> bool {
+    alive_in(v, at, false)
+}
+
+/// Whether `v` is in force at `at` or, with `and_later`, at `at` or any later version
+/// (its `since` is then not consulted: only a `removed` at or before `at` drops it).
+fn alive_in(v: &Value, at: &str, and_later: bool) -> bool {
     let Value::Object(m) = v else { return true };
     if let Some(s) = annotation(m, "since") {
-        if compare_versions(s, at) == Ordering::Greater {
+        if !and_later && compare_versions(s, at) == Ordering::Greater {
             return false;
         }
     }
@@ -82,9 +88,21 @@ pub fn filter_for_version(raw: Value, v: &str, _info: &TreeInfo) -> Result<Value
 /// parts alive at `at`, without their annotations, plus the entries deprecated at `at`
 /// (dotted key, as [`strip`] names them, → version). Only what survives is cloned, so a
 /// tree shared by several loads (the embedded one) is pinned without copying it whole.
+#[cfg(test)]
 pub(crate) fn pinned_copy(
     raw: &Value,
     at: &str,
+) -> Result<(Value, IndexMap<String, String>), SchemaError> {
+    pinned_copy_in(raw, at, false)
+}
+
+/// A pinned copy (what [`filter_for_version`] then stripping gives); with `and_later`, the union of the versions from `at` on: what `at`
+/// defines plus what any later version adds (nothing `at` defines is dropped), for
+/// listing the files of a dataset that a later version names too.
+pub(crate) fn pinned_copy_in(
+    raw: &Value,
+    at: &str,
+    and_later: bool,
 ) -> Result<(Value, IndexMap<String, String>), SchemaError> {
     if !is_version(at) {
         return Err(SchemaError::new(
@@ -94,7 +112,7 @@ pub(crate) fn pinned_copy(
         ));
     }
     let mut deps = IndexMap::new();
-    let mut out = copy_alive(raw, &mut String::new(), at, &mut deps);
+    let mut out = copy_alive(raw, &mut String::new(), (at, and_later), &mut deps);
     if let Value::Object(top) = &mut out {
         top.insert("version".into(), Value::String(at.to_owned()));
         prune_entity_order(top);
@@ -103,14 +121,15 @@ pub(crate) fn pinned_copy(
     Ok((out, deps))
 }
 
-/// The copy of one node for [`pinned_copy`]: its live children, annotations left out.
+/// The copy of one node for [`pinned_copy_in`]: its live children, annotations left out.
 /// `path` names `v` as [`strip_in`] does (indices count the items kept).
 fn copy_alive(
     v: &Value,
     path: &mut String,
-    at: &str,
+    pin: (&str, bool),
     deps: &mut IndexMap<String, String>,
 ) -> Value {
+    let (at, and_later) = pin;
     match v {
         Value::Object(m) => {
             if let Some(d) = annotation(m, "deprecated") {
@@ -123,21 +142,21 @@ fn copy_alive(
                 if LIFECYCLE_KEYS.contains(&k.as_str()) && annotation(m, k).is_some() {
                     continue;
                 }
-                if !alive(x, at) {
+                if !alive_in(x, at, and_later) {
                     continue;
                 }
                 let len = push_key(path, k);
-                out.insert(k.clone(), copy_alive(x, path, at, deps));
+                out.insert(k.clone(), copy_alive(x, path, pin, deps));
                 path.truncate(len);
             }
             Value::Object(out)
         }
         Value::Array(a) => {
             let mut out = Vec::with_capacity(a.len());
-            for x in a.iter().filter(|x| alive(x, at)) {
+            for x in a.iter().filter(|x| alive_in(x, at, and_later)) {
                 let len = path.len();
                 let _ = write!(path, "[{}]", out.len());
-                out.push(copy_alive(x, path, at, deps));
+                out.push(copy_alive(x, path, pin, deps));
                 path.truncate(len);
             }
             Value::Array(out)
@@ -328,9 +347,11 @@ impl Defined {
             Value::Object(m) => {
                 if let Some(Value::Object(fields)) = m.get_mut("fields") {
                     fields.retain(|k, _| !self.metadata.contains(k));
+                    collapse_versioned(fields);
                 }
                 if let Some(Value::Object(cols)) = m.get_mut("columns") {
                     cols.retain(|k, _| !self.columns.contains(k));
+                    collapse_versioned(cols);
                 }
                 for key in ["initial_columns", "index_columns"] {
                     if let Some(Value::Array(list)) = m.get_mut(key) {
@@ -343,6 +364,22 @@ impl Defined {
             }
             Value::Array(a) => a.iter_mut().for_each(|x| self.prune_fields(x)),
             _ => {}
+        }
+    }
+}
+
+/// A field or column of a rule whose requirement changed over time is written as a list
+/// of its forms, each with its own lifecycle (`[{level: recommended, removed: "1.5.0"},
+/// {level: required, since: "1.5.0"}]`). Once the list is pinned (the forms not alive
+/// dropped), the one form left stands for the entry; an entry with no form left goes.
+/// A union of versions (`and_later`) keeps several forms: the newest, last, stands.
+fn collapse_versioned(entries: &mut Map<String, Value>) {
+    entries.retain(|_, v| !matches!(v, Value::Array(a) if a.is_empty()));
+    for v in entries.values_mut() {
+        if let Value::Array(forms) = v {
+            if let Some(last) = forms.pop() {
+                *v = last;
+            }
         }
     }
 }
@@ -415,5 +452,56 @@ mod tests {
             assert_eq!(deps, want_deps, "{v}");
         }
         assert!(pinned_copy(&raw, "next").is_err());
+    }
+
+    fn bundled_raw() -> (Value, TreeInfo) {
+        let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema"));
+        crate::yaml::load_tree_raw(dir).unwrap()
+    }
+
+    /// A field whose level changed is written as its versioned forms: each pinned tree
+    /// holds the one form of its version, as a plain entry.
+    #[test]
+    fn versioned_levels_pin_to_one_form() {
+        let (raw, _) = bundled_raw();
+        let level = |v: &str| {
+            let (t, _) = pinned_copy(&raw, v).unwrap();
+            t["rules"]["sidecars"]["fmap"]["MRIFieldmapPepolar"]["fields"]["TotalReadoutTime"]
+                ["level"]
+                .clone()
+        };
+        assert_eq!(level("1.10.0"), Value::from("required"));
+        assert_eq!(level("1.10.1"), Value::from("optional"));
+        assert_eq!(level("1.2.0"), Value::from("required"));
+    }
+
+    /// The union of the versions from V on keeps every object V defines, and what later
+    /// versions add.
+    #[test]
+    fn union_from_a_version_keeps_it_and_adds_later() {
+        let (raw, info) = bundled_raw();
+        for v in &info.supported {
+            let (at, _) = pinned_copy_in(&raw, v, false).unwrap();
+            let (union, _) = pinned_copy_in(&raw, v, true).unwrap();
+            for section in [
+                "datatypes",
+                "suffixes",
+                "extensions",
+                "entities",
+                "metadata",
+                "columns",
+            ] {
+                let keys = |t: &Value| -> HashSet<String> {
+                    t["objects"][section]
+                        .as_object()
+                        .map(|m| m.keys().cloned().collect())
+                        .unwrap_or_default()
+                };
+                let (a, u) = (keys(&at), keys(&union));
+                assert!(a.is_subset(&u), "{v} {section}: {:?}", a.difference(&u));
+            }
+        }
+        let (old, _) = pinned_copy_in(&raw, "1.0.0", true).unwrap();
+        assert!(old["objects"]["datatypes"].get("emg").is_some());
     }
 }

@@ -140,7 +140,7 @@ pub fn embedded_pairs() -> Result<Vec<(String, String)>, SchemaErrors> {
 
 /// The provided schema for `opts`, when there is one and it reads back.
 pub(crate) fn find(opts: &LoadOptions) -> Option<Schema> {
-    if opts.tolerate_expression_errors {
+    if opts.tolerate_expression_errors || opts.and_later {
         return None;
     }
     let brand = opts.brand.as_deref().unwrap_or("");
