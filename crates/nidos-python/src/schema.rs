@@ -104,10 +104,16 @@ pub fn for_layout(
     schema: Option<&str>,
     std_version: Option<&str>,
 ) -> PyResult<Arc<Schema>> {
-    let chosen = for_dataset(dataset, schema, std_version)?;
     if std_version.is_some() {
-        return Ok(chosen);
+        return for_dataset(dataset, schema, std_version);
     }
+    if schema.is_none() {
+        // The bundled rules: an empty version reads as "the newest" (with a warning
+        // the layout does not show), so only that version's rules are decoded, not
+        // also the declared version's to learn which one is the newest.
+        return for_dataset(dataset, None, Some(""));
+    }
+    let chosen = for_dataset(dataset, schema, None)?;
     let newest = chosen
         .supported_versions
         .iter()
