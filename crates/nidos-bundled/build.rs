@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use nidos_schema::precompiled::{
-    build_embedded, build_embedded_changes, build_embedded_index, embedded_pairs, encode,
-    encode_schema,
+    and_later_key, build_embedded, build_embedded_and_later, build_embedded_changes,
+    build_embedded_index, embedded_pairs, encode, encode_schema,
 };
 
 fn fail(what: &str, e: impl std::fmt::Display) -> ! {
@@ -77,6 +77,13 @@ fn main() {
             .unwrap_or_else(|e| fail(&format!("{brand:?} {version:?}"), e));
         let file = out.file(encode_schema(&schema));
         out.entry(brand, version, &file);
+    }
+    // The listing unions (a layout's rules: a version and what later ones define).
+    for (brand, version) in &pairs {
+        let schema = build_embedded_and_later(brand, version)
+            .unwrap_or_else(|e| fail(&format!("{brand} {version} and later"), e));
+        let file = out.file(encode_schema(&schema));
+        out.entry(&Some(brand.clone()), &Some(and_later_key(version)), &file);
     }
     out.close();
 

@@ -15,7 +15,7 @@ mod validate;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     nidos_bundled::install();
     m.add_function(wrap_pyfunction!(validate::validate_json, m)?)?;
-    m.add_function(wrap_pyfunction!(scan::scan_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::scan, m)?)?;
     m.add_function(wrap_pyfunction!(scan::build_path, m)?)?;
     m.add_function(wrap_pyfunction!(scan::parse_name, m)?)?;
     m.add_function(wrap_pyfunction!(rules::eval_json, m)?)?;

@@ -51,6 +51,25 @@ fn version_keys(dataset: &Path) -> Vec<(String, String)> {
     out
 }
 
+/// Where the rules come from: the given YAML tree or compiled JSON, else the bundled
+/// rules.
+fn source_of(schema: Option<&str>) -> PyResult<Source> {
+    match schema {
+        Some(p) => {
+            let p = PathBuf::from(p);
+            if !p.exists() {
+                return Err(value_error(format!(
+                    "schema {}: no such file or directory (expected a YAML rule tree \
+                     directory or a compiled schema JSON file)",
+                    p.display()
+                )));
+            }
+            Ok(Source::Path(p))
+        }
+        None => Ok(Source::Bundled),
+    }
+}
+
 /// The schema for `dataset`: the given one (a YAML tree or compiled JSON) or the bundled
 /// rules, for the brand the dataset's description selects, at `std_version` or the
 /// version the dataset declares (else the newest).
@@ -69,20 +88,7 @@ pub fn for_dataset(
             return Ok(s.clone());
         }
     }
-    let source = match schema {
-        Some(p) => {
-            let p = PathBuf::from(p);
-            if !p.exists() {
-                return Err(value_error(format!(
-                    "schema {}: no such file or directory (expected a YAML rule tree \
-                     directory or a compiled schema JSON file)",
-                    p.display()
-                )));
-            }
-            Source::Path(p)
-        }
-        None => Source::Bundled,
-    };
+    let source = source_of(schema)?;
     // The choice a validation run makes, so a layout lists the files by the rules of
     // the version the dataset declares, as validation reads it.
     let chosen = nidos_dataset::rules_for(&source, dataset, std_version)
@@ -96,8 +102,8 @@ pub fn for_dataset(
 
 /// The schema a pybids-style layout lists `dataset` with: with `std_version`, that
 /// version's rules; else the rules of the version the dataset declares plus what any
-/// later version defines (the union of the versions from the declared one on:
-/// `LoadOptions::and_later`). Nothing the declared version defines is dropped, and
+/// later version defines (`nidos_schema::load_for_dir_listing`; the bundled rules serve
+/// it precompiled, so one decode). Nothing the declared version defines is dropped, and
 /// pybids, which lists every file its configuration knows whatever the declared
 /// version, lists nothing more (docs/divergences.md). Validation, `nidos ls` and
 /// `nidos index` keep the declared version alone. A compiled JSON schema holds one
@@ -107,17 +113,12 @@ pub fn for_layout(
     schema: Option<&str>,
     std_version: Option<&str>,
 ) -> PyResult<Arc<Schema>> {
-    let chosen = for_dataset(dataset, schema, std_version)?;
     if std_version.is_some() {
-        return Ok(chosen);
-    }
-    let tree = schema.map(PathBuf::from);
-    if tree.as_ref().is_some_and(|p| !p.is_dir()) {
-        return Ok(chosen);
+        return for_dataset(dataset, schema, std_version);
     }
     let key: Key = (
-        schema.map(|s| format!("{s} (and later)")),
-        Some(format!("{} and later", chosen.version)),
+        schema.map(|s| format!("{s} (listing)")),
+        Some("(declared, and later)".to_owned()),
         version_keys(dataset),
     );
     if let Ok(c) = cache().lock() {
@@ -125,18 +126,15 @@ pub fn for_layout(
             return Ok(s.clone());
         }
     }
-    let opts = nidos_schema::LoadOptions {
-        version: Some(chosen.version.clone()),
-        brand: Some(chosen.brand.name.clone()),
-        and_later: true,
-        ..nidos_schema::LoadOptions::default()
-    };
-    let loaded = match &tree {
-        Some(dir) => nidos_schema::load_path_with(dir, &opts),
-        None => nidos_schema::load_bundled(&opts),
-    }
+    let source = source_of(schema)?;
+    let chosen = nidos_schema::load_for_dir_listing(
+        &source,
+        dataset,
+        nidos_dataset::read_description(dataset),
+        None,
+    )
     .map_err(|e| value_error(format!("loading the schema: {e}")))?;
-    let loaded = Arc::new(loaded);
+    let loaded = Arc::new(chosen.schema);
     if let Ok(mut c) = cache().lock() {
         c.insert(key, loaded.clone());
     }

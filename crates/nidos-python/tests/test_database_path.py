@@ -19,7 +19,7 @@ def _forbid_listing(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the dataset was listed again")
 
-    monkeypatch.setattr(_native, "scan_json", refuse)
+    monkeypatch.setattr(_native, "scan", refuse)
     monkeypatch.setattr(_select, "walk", refuse)
     monkeypatch.setattr(os, "scandir", refuse)
     monkeypatch.setattr(os, "walk", refuse)

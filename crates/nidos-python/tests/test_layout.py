@@ -90,3 +90,28 @@ def test_tables(tiny):
 def test_missing_root(tmp_path):
     with pytest.raises(ValueError):
         nidos.Layout(tmp_path / "absent")
+
+
+def test_files_in_natural_path_order(tmp_path):
+    """The listing comes sorted from Rust (digit runs by value) and the layout keeps
+    that order without sorting again; a non-ASCII path makes Python sort instead. Both
+    give the order of ``_natural_key``."""
+    from conftest import write_dataset
+    from nidos._layout import _natural_key
+
+    names = ["sub-10", "sub-2", "sub-1", "sub-01b", "sub-ü3"]
+    files = {"dataset_description.json": {"Name": "order", "BIDSVersion": "1.10.0"}}
+    for sub in names:
+        for run in ("10", "9", "1"):
+            files[f"{sub}/func/{sub}_task-rest_run-{run}_bold.nii.gz"] = b""
+    for ascii_only in (True, False):
+        subs = [s for s in names if s.isascii() or not ascii_only]
+        root = write_dataset(tmp_path / f"ds-{ascii_only}", {
+            k: v for k, v in files.items() if "/" not in k or k.split("/")[0] in subs
+        })
+        got = nidos.Layout(root, validate=False).get(return_type="file")
+        assert len(got) > 3 * len(subs)
+        assert got == sorted(got, key=_natural_key)
+        got = nidos.Layout(root).get(return_type="file")
+        assert len(got) >= 12
+        assert got == sorted(got, key=_natural_key)

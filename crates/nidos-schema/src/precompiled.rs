@@ -138,13 +138,39 @@ pub fn embedded_pairs() -> Result<Vec<(String, String)>, SchemaErrors> {
         .collect())
 }
 
+/// The table key of the union of the versions from `version` on
+/// ([`LoadOptions::and_later`]): the version followed by `+`.
+pub fn and_later_key(version: &str) -> String {
+    format!("{version}+")
+}
+
+/// Loads the embedded tree for `brand` at `version` with what any later version defines
+/// ([`LoadOptions::and_later`]) the slow way: what a build script precompiles under
+/// [`and_later_key`].
+pub fn build_embedded_and_later(brand: &str, version: &str) -> Result<Schema, SchemaErrors> {
+    let opts = LoadOptions {
+        version: Some(version.to_owned()),
+        brand: Some(brand.to_owned()),
+        and_later: true,
+        ..LoadOptions::default()
+    };
+    crate::embedded::build(&opts)
+}
+
 /// The provided schema for `opts`, when there is one and it reads back.
 pub(crate) fn find(opts: &LoadOptions) -> Option<Schema> {
-    if opts.tolerate_expression_errors || opts.and_later {
+    if opts.tolerate_expression_errors {
         return None;
     }
     let brand = opts.brand.as_deref().unwrap_or("");
     let version = opts.version.as_deref().unwrap_or("");
+    let later;
+    let version = if opts.and_later {
+        later = and_later_key(version);
+        later.as_str()
+    } else {
+        version
+    };
     let entry = TABLES
         .get()?
         .schemas

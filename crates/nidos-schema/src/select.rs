@@ -68,7 +68,7 @@ pub fn load_for_description(
     description: Option<Value>,
     requested: Option<&str>,
 ) -> Result<ForDataset, SchemaErrors> {
-    load_guessing(source, description, requested, None)
+    load_guessing(source, description, requested, None, false)
 }
 
 /// Like [`load_for_description`], for a dataset on disk at `dataset` whose description
@@ -89,7 +89,33 @@ pub fn load_for_dir(
             description.as_ref(),
         )
     };
-    load_guessing(source, description.clone(), requested, Some(&shows))
+    load_guessing(source, description.clone(), requested, Some(&shows), false)
+}
+
+/// Like [`load_for_dir`], for listing files as a layout does: when nothing is
+/// requested, the rules of the declared version plus what any later version defines
+/// ([`LoadOptions::and_later`]: nothing the declared version defines is dropped). The
+/// bundled rules serve it precompiled. Not for validation.
+pub fn load_for_dir_listing(
+    source: &Source,
+    dataset: &Path,
+    description: Option<Value>,
+    requested: Option<&str>,
+) -> Result<ForDataset, SchemaErrors> {
+    let shows = |b: &Brand| {
+        signs_of(
+            b,
+            &|name: &str| dataset.join(name).is_file(),
+            description.as_ref(),
+        )
+    };
+    load_guessing(
+        source,
+        description.clone(),
+        requested,
+        Some(&shows),
+        requested.is_none(),
+    )
 }
 
 /// What a dataset shows of a brand besides its version key (see [`signs_of`]).
@@ -102,12 +128,15 @@ fn load_guessing(
     description: Option<Value>,
     requested: Option<&str>,
     shows: Option<Shows<'_>>,
+    and_later: bool,
 ) -> Result<ForDataset, SchemaErrors> {
     let guess = |b: &Brands| shows.and_then(|f| b.guess(f));
     let root = match source {
         Source::Bundled => match bundled_override() {
             Some(dir) => dir,
-            None => return embedded_for_dataset(description.as_ref(), requested, shows),
+            None => {
+                return embedded_for_dataset(description.as_ref(), requested, shows, and_later)
+            }
         },
         Source::Path(p) => p.clone(),
     };
@@ -147,6 +176,7 @@ fn load_guessing(
     let opts = LoadOptions {
         version: Some(version),
         brand,
+        and_later,
         ..LoadOptions::default()
     };
     let mut schema = load_path_with(&root, &opts)?;
@@ -204,6 +234,7 @@ fn embedded_for_dataset(
     description: Option<&Value>,
     requested: Option<&str>,
     shows: Option<Shows<'_>>,
+    and_later: bool,
 ) -> Result<ForDataset, SchemaErrors> {
     let (brands, supported) = crate::embedded_index()?;
     let brands = brands.ok_or_else(|| {
@@ -222,6 +253,7 @@ fn embedded_for_dataset(
     let opts = LoadOptions {
         version: Some(version),
         brand: Some(choice.brand.name.clone()),
+        and_later,
         ..LoadOptions::default()
     };
     Ok(ForDataset {

@@ -304,9 +304,7 @@ class Layout:
                 self._from_state(state)
             self._from_index = True
             return
-        listing = json.loads(
-            _native.scan_json(self.root, derivatives=derivatives is True, schema=self._schema)
-        )
+        listing = _native.scan(self.root, derivatives=derivatives is True, schema=self._schema)
         with _no_gc():
             self._from_listing(listing)
         if derivatives and derivatives is not True:
@@ -464,11 +462,14 @@ class Layout:
             files.append(file_class(path)(path, relpath, entities, size, dataset, meta))
         ignore = self._opts.get("ignore")
         force = self._opts.get("force_index")
+        in_order = ds.get("sorted", False)
         if not self._validate or force or ignore is not None:
             keep, add = _select.select([f.path for f in files], root, ignore, force, self._validate)
             files = [f for f in files if f.path in keep]
             files.extend(self._parsed_file(path, dataset) for path in add)
-        files.sort(key=lambda f: _natural_key(f.path))
+            in_order = in_order and not add
+        if not in_order:  # the listing comes in this order when its paths are ASCII
+            files.sort(key=lambda f: _natural_key(f.path))
         if metadata:
             _check_conflicts(files, self._entity_names.values())
         self._files = files
@@ -517,7 +518,7 @@ class Layout:
             desc = _load_description(droot)
             if validate:
                 _check_derivative(desc, droot)
-            data = json.loads(_native.scan_json(droot, derivatives=False, schema=self._schema))
+            data = _native.scan(droot, derivatives=False, schema=self._schema)
             metadata = [] if self._opts.get("index_metadata") is False else data["metadata"]
             child = Layout.__new__(Layout)
             ds = data["datasets"][0]
