@@ -1,5 +1,6 @@
 //! The `nidos._native` extension module: thin entry points over the Rust crates. Each
-//! returns plain data (JSON text or Parquet bytes) that the Python package (`python/nidos`)
+//! returns plain data (JSON text, Parquet bytes, or for the layout listing Python dicts and
+//! lists made after the work) that the Python package (`python/nidos`)
 //! turns into its objects; every long call runs with the GIL released.
 
 use pyo3::prelude::*;
