@@ -78,8 +78,20 @@ fn main() {
         let file = out.file(encode_schema(&schema));
         out.entry(brand, version, &file);
     }
-    // The listing unions (a layout's rules: a version and what later ones define).
-    for (brand, version) in &pairs {
+    // The listing union of each brand (a layout's rules: what any version defines),
+    // from the oldest version on.
+    let oldest = |brand: &String| {
+        pairs
+            .iter()
+            .filter(|(b, _)| b == brand)
+            .map(|(_, v)| v)
+            .min_by(|a, b| nidos_schema::compare_versions(a, b))
+    };
+    let mut seen = HashSet::new();
+    for (brand, _) in &pairs {
+        let Some(version) = oldest(brand).filter(|_| seen.insert(brand.clone())) else {
+            continue;
+        };
         let schema = build_embedded_and_later(brand, version)
             .unwrap_or_else(|e| fail(&format!("{brand} {version} and later"), e));
         let file = out.file(encode_schema(&schema));

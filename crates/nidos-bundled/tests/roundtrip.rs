@@ -1,11 +1,27 @@
 //! Every precompiled schema reads back to exactly what building the embedded tree gives
 //! for its brand and version, and loads go through it once installed.
 
-use nidos_schema::precompiled::{build_embedded, decode, encode, encode_schema};
-use nidos_schema::Schema;
+use nidos_schema::precompiled::{
+    and_later_key, build_embedded, build_embedded_and_later, decode, encode, encode_schema,
+};
+use nidos_schema::{LoadOptions, Schema, SchemaErrors};
 
 fn opt(s: &str) -> Option<&str> {
     (!s.is_empty()).then_some(s)
+}
+
+/// The version of an entry keyed by [`and_later_key`] (a layout's union of the versions
+/// from it on), or `None` for a plain entry.
+fn union_from(e: &nidos_schema::precompiled::Entry) -> Option<&'static str> {
+    e.version.strip_suffix('+')
+}
+
+/// What building the embedded tree gives for an entry's key.
+fn built(e: &nidos_schema::precompiled::Entry) -> Result<Schema, SchemaErrors> {
+    match union_from(e) {
+        Some(v) => build_embedded_and_later(e.brand, v),
+        None => build_embedded(opt(e.brand), opt(e.version)),
+    }
 }
 
 #[test]
@@ -13,7 +29,7 @@ fn every_entry_reads_back_to_the_built_schema() {
     let entries = nidos_bundled::entries();
     assert!(entries.len() >= 4, "too few entries: {}", entries.len());
     for e in entries {
-        let built = build_embedded(opt(e.brand), opt(e.version)).expect("the tree builds");
+        let built = built(e).expect("the tree builds");
         let read = decode(e.bytes).expect("the entry decodes");
         assert_eq!(
             encode_schema(&built).expect("encodes"),
@@ -58,10 +74,38 @@ fn every_brand_and_version_has_an_entry() {
 }
 
 #[test]
+fn every_brand_has_its_listing_union() {
+    let pairs = nidos_schema::precompiled::embedded_pairs().expect("the tree's index");
+    let entries = nidos_bundled::entries();
+    for (brand, _) in &pairs {
+        let oldest = pairs
+            .iter()
+            .filter(|(b, _)| b == brand)
+            .map(|(_, v)| v)
+            .min_by(|a, b| nidos_schema::compare_versions(a, b))
+            .expect("a version");
+        let key = and_later_key(oldest);
+        assert!(
+            entries.iter().any(|e| e.brand == brand && e.version == key),
+            "{brand}: the union from {oldest} on is not precompiled"
+        );
+    }
+}
+
+#[test]
 fn installed_loads_read_the_precompiled_form() {
     nidos_bundled::install();
     for e in nidos_bundled::entries() {
-        let loaded = Schema::bundled_for(opt(e.brand), opt(e.version)).expect("loads");
+        let loaded = match union_from(e) {
+            Some(v) => nidos_schema::load_bundled(&LoadOptions {
+                brand: Some(e.brand.to_owned()),
+                version: Some(v.to_owned()),
+                and_later: true,
+                ..LoadOptions::default()
+            }),
+            None => Schema::bundled_for(opt(e.brand), opt(e.version)),
+        }
+        .expect("loads");
         let read = decode(e.bytes).expect("decodes");
         assert_eq!(format!("{loaded:?}"), format!("{read:?}"));
     }

@@ -56,7 +56,8 @@ pub use lifecycle::{filter_for_version, LIFECYCLE_KEYS};
 pub use model::*;
 pub use raw::Raw;
 pub use select::{
-    load_for_description, load_for_dir, load_for_dir_listing, published_schema_template, ForDataset, Source,
+    load_for_description, load_for_dir, load_for_dir_listing, published_schema_template,
+    ForDataset, Source,
 };
 pub use version::{
     bundled_override, bundled_schema_dir, compare_versions, read_version, select_version, Reading,

@@ -93,9 +93,9 @@ pub fn load_for_dir(
 }
 
 /// Like [`load_for_dir`], for listing files as a layout does: when nothing is
-/// requested, the rules of the declared version plus what any later version defines
-/// ([`LoadOptions::and_later`]: nothing the declared version defines is dropped). The
-/// bundled rules serve it precompiled. Not for validation.
+/// requested, what any version of the tree defines ([`LoadOptions::and_later`] from the
+/// oldest version: nothing the declared version defines is dropped, nothing a later
+/// one adds is missed). The bundled rules serve it precompiled. Not for validation.
 pub fn load_for_dir_listing(
     source: &Source,
     dataset: &Path,
@@ -134,9 +134,7 @@ fn load_guessing(
     let root = match source {
         Source::Bundled => match bundled_override() {
             Some(dir) => dir,
-            None => {
-                return embedded_for_dataset(description.as_ref(), requested, shows, and_later)
-            }
+            None => return embedded_for_dataset(description.as_ref(), requested, shows, and_later),
         },
         Source::Path(p) => p.clone(),
     };
@@ -174,7 +172,7 @@ fn load_guessing(
         warnings.extend(undeclared(description.as_ref(), c, requested, &version));
     }
     let opts = LoadOptions {
-        version: Some(version),
+        version: Some(listing_version(version, and_later, &supported)),
         brand,
         and_later,
         ..LoadOptions::default()
@@ -251,7 +249,7 @@ fn embedded_for_dataset(
     let mut warnings: Vec<Warning> = warning.into_iter().collect();
     warnings.extend(undeclared(description, &choice, requested, &version));
     let opts = LoadOptions {
-        version: Some(version),
+        version: Some(listing_version(version, and_later, &supported)),
         brand: Some(choice.brand.name.clone()),
         and_later,
         ..LoadOptions::default()
@@ -261,6 +259,22 @@ fn embedded_for_dataset(
         choice,
         warnings,
     })
+}
+
+/// The version a load starts from: `version`, or for a listing (`and_later`) the oldest
+/// supported one, so the union holds what any version defines. One union per brand is
+/// then enough (the bundled build precompiles it), and it holds everything the declared
+/// version defines and everything a later one adds (besides what earlier versions
+/// defined and later removed, which a pybids layout lists too).
+fn listing_version(version: String, and_later: bool, supported: &[String]) -> String {
+    if !and_later {
+        return version;
+    }
+    supported
+        .iter()
+        .min_by(|a, b| crate::compare_versions(a, b))
+        .cloned()
+        .unwrap_or(version)
 }
 
 /// The warning for a description that declares no version (as text) under its brand's
