@@ -185,8 +185,24 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         };
         return crate::watch::run(&args.dataset, &request, &first);
     }
+    let mut cached = None;
     let mut done = match &args.cache {
-        Some(cache) => validate_cached(&args.dataset, &request, cache)?,
+        Some(cache) => {
+            use nidos_validate::incremental::cache::{check_folder, Prepared};
+            check_folder(cache, &args.dataset)?;
+            let mut prepared = Prepared::new(cache, &args.dataset, &request);
+            timer.lap("cache: listing");
+            let key = emit_key(&args);
+            if let Some(mut hit) = prepared.stored(key) {
+                drop(meter);
+                let code = write_stored(&args, &mut hit);
+                timer.lap("write stored report");
+                return code;
+            }
+            let (done, parts) = validate_cached(&args.dataset, &request, &mut prepared)?;
+            cached = Some((prepared, parts, key));
+            done
+        }
         None => nidos_validate::validate(&args.dataset, &request).map_err(schema_arg::run_error)?,
     };
     for w in &done.warnings {
@@ -214,17 +230,51 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, sink);
-    let written = write_report(
-        &mut out,
-        &args,
-        Some(&done.schema),
-        &done.report,
-        &done.derivatives,
-        plan.as_ref(),
-        color,
-    )
-    .and_then(|()| out.flush());
-    timer.lap("write report");
+    let written = match cached {
+        // The report is kept in the cache too: written whole first.
+        Some((prepared, parts, key)) => {
+            let mut bytes = Vec::new();
+            write_report(
+                &mut bytes,
+                &args,
+                Some(&done.schema),
+                &done.report,
+                &done.derivatives,
+                plan.as_ref(),
+                color,
+            )?;
+            let written = out.write_all(&bytes).and_then(|()| out.flush());
+            timer.lap("write report");
+            let output = nidos_validate::incremental::cache::Output {
+                emit_key: key,
+                failed,
+                warnings: done.warnings.clone(),
+                len: bytes.len() as u64,
+            };
+            if let Err(e) = prepared.save(&parts, Some((output, &bytes))) {
+                eprintln!(
+                    "nidos: warning: {}",
+                    crate::escape::keep_lines(&e.to_string())
+                );
+            }
+            timer.lap("write cache");
+            written
+        }
+        None => {
+            let written = write_report(
+                &mut out,
+                &args,
+                Some(&done.schema),
+                &done.report,
+                &done.derivatives,
+                plan.as_ref(),
+                color,
+            )
+            .and_then(|()| out.flush());
+            timer.lap("write report");
+            written
+        }
+    };
     // The process exits next: its memory goes back to the system without freeing the
     // report's hundreds of thousands of issues, the dataset's file list and caches and
     // the rules piece by piece.
@@ -241,29 +291,72 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `--cache DIR`: the run through an incremental session that reuses the cached
-/// results of unchanged files, then writes the cache anew (a cache that cannot be used
-/// or written is a warning, never a failure of the validation).
+/// `--cache DIR`, when no stored report answers: the run through an incremental
+/// session that reuses the cached results of unchanged files, and the session's parts
+/// to write into the cache with the report (a cache that cannot be used or written is
+/// a warning, never a failure of the validation).
 fn validate_cached(
-    dir: &std::path::Path,
+    dir: &Path,
     request: &Request,
-    cache: &std::path::Path,
-) -> anyhow::Result<nidos_validate::Validation> {
-    use nidos_validate::incremental::{cache as result_cache, load_rules, Session};
-    result_cache::check_folder(cache, dir)?;
+    prepared: &mut nidos_validate::incremental::cache::Prepared,
+) -> anyhow::Result<(
+    nidos_validate::Validation,
+    nidos_validate::incremental::cache::Parts,
+)> {
+    use nidos_validate::incremental::{load_rules, Session};
     let (schema, warnings) = load_rules(dir, request).map_err(schema_arg::run_error)?;
     let (session, used) =
-        Session::with_cache(&schema, dir, request, cache).map_err(schema_arg::run_error)?;
+        Session::with_prepared(&schema, dir, request, prepared).map_err(schema_arg::run_error)?;
     if let Some(why) = &used.ignored {
         eprintln!("nidos: warning: {}", crate::escape::keep_lines(why));
     }
-    if let Err(e) = session.save_cache(cache) {
-        eprintln!(
-            "nidos: warning: {}",
-            crate::escape::keep_lines(&e.to_string())
-        );
+    let parts = session.cache_parts();
+    Ok((session.into_validation(schema.clone(), warnings), parts))
+}
+
+/// What chooses the bytes of a report besides the dataset and the run's options: the
+/// format, `--verbose`, colour, the dataset's path as given (reports name it).
+fn emit_key(args: &Args) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    (
+        format!("{:?}", args.format),
+        args.verbose,
+        use_color(args),
+        args.dataset.as_os_str().as_encoded_bytes(),
+    )
+        .hash(&mut h);
+    h.finish()
+}
+
+/// Writes a stored report (`--cache`, nothing changed since it was made) and answers
+/// the exit code its run had.
+fn write_stored(
+    args: &Args,
+    hit: &mut nidos_validate::incremental::cache::Hit,
+) -> anyhow::Result<ExitCode> {
+    for w in &hit.warnings {
+        eprintln!("nidos: warning: {}", crate::escape::keep_lines(w));
     }
-    Ok(session.into_validation(schema.clone(), warnings))
+    let written = match &args.output {
+        Some(p) => {
+            let mut file =
+                std::fs::File::create(p).with_context(|| format!("writing {}", p.display()))?;
+            hit.copy_to(&mut file)
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            hit.copy_to(&mut out).and_then(|n| out.flush().map(|()| n))
+        }
+    };
+    if let (Err(e), Some(p)) = (written, &args.output) {
+        return Err(anyhow::Error::new(e).context(format!("writing {}", p.display())));
+    }
+    Ok(if hit.failed {
+        ExitCode::from(16)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The `--config` file's groups (none without the option).

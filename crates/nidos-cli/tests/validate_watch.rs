@@ -158,3 +158,39 @@ fn cached_runs_report_as_a_whole_run_does() {
     assert_eq!(refused.0, Some(2), "{}", refused.2);
     assert!(!inside.exists());
 }
+
+/// A run over an unchanged dataset writes the stored report: byte for byte a whole
+/// run's, with its exit code, in JSON and in text; a format not stored yet is
+/// validated (then stored in its turn).
+#[test]
+fn stored_reports_equal_whole_runs_in_each_format() {
+    let ds = dataset();
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = support::nidos_with_schema()
+            .arg("validate")
+            .arg(ds.path())
+            .args(args)
+            .env("NIDOS_TIMING", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), out.stdout, stderr)
+    };
+    for format in ["json", "text", "json"] {
+        let whole = run(&["--format", format]);
+        let first = run(&["--format", format, "--cache", dir]);
+        let second = run(&["--format", format, "--cache", dir]);
+        assert!(!first.2.contains("stored report"), "{format}: {}", first.2);
+        assert!(
+            second.2.contains("write stored report"),
+            "{format}: {}",
+            second.2
+        );
+        assert_eq!(first.0, whole.0, "{format}");
+        assert_eq!(second.0, whole.0, "{format}");
+        assert_eq!(first.1, whole.1, "{format}");
+        assert_eq!(second.1, whole.1, "{format}");
+    }
+}

@@ -1,27 +1,40 @@
-//! The result cache (`nidos validate --cache DIR`): a session's per-file parts kept
-//! between runs.
+//! The result cache (`nidos validate --cache DIR`): a session's per-file parts, and the
+//! reports written from them, kept between runs.
 //!
-//! One file per dataset in the cache folder (`nidos-<hash of the dataset's path>.jsonl`),
-//! JSON lines: a header (format, nidos version, a hash of the rules and the options,
-//! the dataset's path, hashes of the `dataset` and `subject` objects), then one line per
-//! file: its identity (size, modification time, inode), whether it has HED entries, and
-//! its part ([`super::pass::FileResult`]). A later run walks the dataset, compares each
-//! file's identity with the cached one, and takes the differences (files edited,
-//! created, removed) as the changes an incremental session would be told of: the same
-//! files are validated again ([`super::affected`]), the others' parts reused.
+//! One file per dataset in the cache folder (`nidos-<hash of the dataset's path>.cache`,
+//! laid out as [`container`] says): an index (the nidos version, the run's key before
+//! any rule is loaded, the hash of the dataset's listing, the reports stored), the
+//! parts as JSON lines (a header: the key of the rules and options, the dataset's
+//! path, hashes of the `dataset` and `subject` objects; then one line per file: its
+//! identity, whether it has HED entries, and its part, [`super::pass::FileResult`]),
+//! then the stored reports' bytes.
+//!
+//! A run first lists the dataset ([`Listing`]: one `lstat` per entry, in parallel,
+//! nothing parsed) and computes its key from the options and the rules' sources
+//! ([`run_key`]: the build, `--schema` or `NIDOS_SCHEMA_DIR` trees by their files'
+//! stamps, HED schema folders; the description and the ignore file, which choose the
+//! rules, are in the listing). When both equal the stored ones and a report of the
+//! asked format is stored, that report is the answer: no rule is loaded and no file
+//! read ([`Prepared::stored`]). Otherwise the rules are loaded, each file's identity is
+//! compared with its cached one, and the differences (files edited, created, removed)
+//! are taken as the changes an incremental session would be told of: the same files
+//! are validated again ([`super::affected`]), the others' parts reused.
 //!
 //! The file is written to a temporary name beside it and renamed (readers never see a
 //! partial file); the folder must lie outside the dataset. A file that cannot be read,
-//! does not parse, is truncated or was made by another version, other rules or other
-//! options is ignored (the run validates everything), with a warning.
+//! does not parse, is truncated or was made by another format or version, other rules
+//! or other options is ignored (the run validates everything), with a warning.
+
+mod container;
+mod listing;
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use nidos_expr::Value;
 use nidos_schema::{Schema, Source};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::affected::{folder, Changes};
@@ -30,33 +43,12 @@ use super::{has_hed, Session};
 use crate::apply::SeenEntry;
 use crate::issue::Issue;
 use crate::run::{Request, RunError};
+pub use container::Output;
+pub(crate) use listing::Identity;
+pub use listing::Listing;
 
-/// The cache format this build reads and writes.
-const FORMAT: &str = "nidos-result-cache-1";
-
-/// What a file is on disk, as far as the cache tells files apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Identity {
-    size: u64,
-    mtime_ns: i128,
-    inode: u64,
-}
-
-impl Identity {
-    /// The identity of the file at `path` (what a link points to; the link itself when
-    /// it is broken). `None` when it cannot be read.
-    pub(crate) fn of(path: &Path) -> Option<Identity> {
-        use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(path)
-            .or_else(|_| std::fs::symlink_metadata(path))
-            .ok()?;
-        Some(Identity {
-            size: m.size(),
-            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-            inode: m.ino(),
-        })
-    }
-}
+/// The parts' header format this build reads and writes.
+const FORMAT: &str = "nidos-result-cache-parts-2";
 
 #[derive(Serialize, Deserialize)]
 struct Header {
@@ -70,7 +62,20 @@ struct Header {
     files: usize,
 }
 
-#[derive(Serialize, Deserialize)]
+/// One file's line, as written (borrowing the session's part).
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    path: &'a str,
+    id: Option<Identity>,
+    hed: bool,
+    reads: u8,
+    used: &'a [String],
+    seen: &'a [SeenEntry],
+    issues: &'a [Issue],
+}
+
+/// One file's line, as read back.
+#[derive(Deserialize)]
 struct Entry {
     path: String,
     id: Option<Identity>,
@@ -103,12 +108,20 @@ fn key(schema: &Schema, request: &Request) -> u64 {
             stable_hash((views, schema.raw.value().to_string()))
         }
     };
-    let o = &request.options;
     stable_hash((
         rules,
         &schema.brand.name,
         &schema.version,
         &schema.schema_version,
+        options_key(request),
+        &schema.raised_fields,
+    ))
+}
+
+/// A hash of every option of `request` that changes a file's part or the report.
+fn options_key(request: &Request) -> u64 {
+    let o = &request.options;
+    stable_hash((
         format!("{:?}", request.source),
         &request.std_version,
         (
@@ -125,7 +138,40 @@ fn key(schema: &Schema, request: &Request) -> u64 {
         ),
         format!("{:?}{:?}", o.only_under, o.only_kinds),
         (request.prune, request.explain_later),
-        &schema.raised_fields,
+    ))
+}
+
+/// The key of a run before any rule is loaded: the cache layout, this build (the
+/// running program's stamp: a rebuild may bundle other rules under the same version),
+/// the options, and the stamps of every file the rules or the HED schemas may be read
+/// from outside the dataset (`--schema`, `NIDOS_SCHEMA_DIR`, `--hed-schema-dir`). The
+/// dataset's own rule inputs (its description, its ignore file) are in its listing.
+pub fn run_key(request: &Request) -> u64 {
+    let build = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Identity::of(&exe));
+    let tree = |p: &Path| {
+        let l = Listing::take(p);
+        (p.to_path_buf(), l.hash(), l.complete())
+    };
+    let rules = match &request.source {
+        Source::Bundled => nidos_schema::bundled_override().map(|d| tree(&d)),
+        Source::Path(p) => Some(tree(p)),
+    };
+    let hed: Vec<_> = request
+        .options
+        .hed_schema_dirs
+        .iter()
+        .map(|d| tree(d))
+        .collect();
+    stable_hash((
+        container::FORMAT,
+        FORMAT,
+        env!("CARGO_PKG_VERSION"),
+        build,
+        options_key(request),
+        rules,
+        hed,
     ))
 }
 
@@ -133,7 +179,7 @@ fn key(schema: &Schema, request: &Request) -> u64 {
 pub fn cache_file(dir: &Path, root: &Path) -> PathBuf {
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     dir.join(format!(
-        "nidos-{:016x}.jsonl",
+        "nidos-{:016x}.cache",
         stable_hash(root.to_string_lossy().as_ref())
     ))
 }
@@ -173,23 +219,18 @@ struct Loaded {
     entries: HashMap<String, Entry>,
 }
 
-/// Reads the cache file at `path`; `Err` says why it is not used (`Ok(None)`: there is
-/// none yet).
-fn read(path: &Path, expect_key: u64, root: &str) -> Result<Option<Loaded>, String> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read it: {e}")),
-    };
-    let mut lines = std::io::BufReader::new(file).lines();
-    let first = lines
-        .next()
-        .ok_or("it is empty")?
-        .map_err(|e| format!("cannot read it: {e}"))?;
+/// Reads the parts (`bytes`, JSON lines) of a cache; `Err` says why they are not used
+/// (`Ok(None)`: they are of other rules or options).
+fn read_parts(bytes: &[u8], expect_key: u64, root: &str) -> Result<Option<Loaded>, String> {
+    let mut lines = bytes.split(|&b| b == b'\n');
+    let first = lines.next().ok_or("it is empty")?;
     let header: Header =
-        serde_json::from_str(&first).map_err(|_| "it is not a nidos result cache".to_string())?;
+        serde_json::from_slice(first).map_err(|_| "its parts do not parse".to_string())?;
     if header.format != FORMAT {
-        return Err(format!("it is of another format ({:?})", header.format));
+        return Err(format!(
+            "its parts are of another format ({:?})",
+            header.format
+        ));
     }
     if header.nidos != env!("CARGO_PKG_VERSION") {
         return Err(format!("it was made by nidos {}", header.nidos));
@@ -200,13 +241,16 @@ fn read(path: &Path, expect_key: u64, root: &str) -> Result<Option<Loaded>, Stri
     if header.key != expect_key {
         return Ok(None);
     }
-    let mut entries = HashMap::with_capacity(header.files);
-    for line in lines {
-        let line = line.map_err(|e| format!("cannot read it: {e}"))?;
-        let entry: Entry =
-            serde_json::from_str(&line).map_err(|e| format!("a line does not parse ({e})"))?;
-        entries.insert(entry.path.clone(), entry);
-    }
+    let lines: Vec<&[u8]> = lines.filter(|l| !l.is_empty()).collect();
+    let parsed: Result<Vec<Entry>, String> = lines
+        .par_iter()
+        .with_min_len(256)
+        .map(|line| {
+            serde_json::from_slice(line).map_err(|e| format!("a line does not parse ({e})"))
+        })
+        .collect();
+    let entries: HashMap<String, Entry> =
+        parsed?.into_iter().map(|e| (e.path.clone(), e)).collect();
     if entries.len() != header.files {
         return Err(format!(
             "it is truncated ({} of {} files)",
@@ -215,6 +259,122 @@ fn read(path: &Path, expect_key: u64, root: &str) -> Result<Option<Loaded>, Stri
         ));
     }
     Ok(Some(Loaded { header, entries }))
+}
+
+/// A cached run before its rules are loaded: the dataset listed, the run's key made,
+/// the cache file opened (see the module documentation).
+pub struct Prepared {
+    path: PathBuf,
+    run_key: u64,
+    listing: Listing,
+    opened: Result<Option<container::Opened>, String>,
+}
+
+/// A stored report that answers a run over an unchanged dataset.
+pub struct Hit {
+    /// Whether the report has errors, and the run's warnings.
+    pub failed: bool,
+    pub warnings: Vec<String>,
+    bytes: std::io::Take<std::fs::File>,
+}
+
+impl Hit {
+    /// Copies the stored report to `out`.
+    pub fn copy_to(&mut self, out: &mut impl std::io::Write) -> std::io::Result<u64> {
+        std::io::copy(&mut self.bytes, out)
+    }
+}
+
+/// The parts of a session, ready to be written ([`Session::cache_parts`]).
+pub struct Parts(Vec<u8>);
+
+impl Prepared {
+    /// Lists the dataset at `root` and opens its cache file in the folder `cache_dir`.
+    pub fn new(cache_dir: &Path, root: &Path, request: &Request) -> Prepared {
+        let path = cache_file(cache_dir, root);
+        let (listing, (run_key, opened)) = rayon::join(
+            || Listing::take(root),
+            || (run_key(request), container::open(&path)),
+        );
+        Prepared {
+            path,
+            run_key,
+            listing,
+            opened,
+        }
+    }
+
+    /// The report stored for `emit_key` when nothing it was made from changed: the
+    /// run's key and the dataset's listing are the stored ones.
+    pub fn stored(&mut self, emit_key: u64) -> Option<Hit> {
+        let Ok(Some(opened)) = &self.opened else {
+            return None;
+        };
+        let index = &opened.index;
+        if !self.listing.complete()
+            || index.run_key != self.run_key
+            || index.listing != self.listing.hash()
+            || index.nidos != env!("CARGO_PKG_VERSION")
+        {
+            return None;
+        }
+        let which = index.outputs.iter().position(|o| o.emit_key == emit_key)?;
+        let out = index.outputs[which].clone();
+        let Ok(Some(opened)) = std::mem::replace(&mut self.opened, Ok(None)) else {
+            return None;
+        };
+        let bytes = opened.output(which).ok()?;
+        Some(Hit {
+            failed: out.failed,
+            warnings: out.warnings,
+            bytes,
+        })
+    }
+
+    /// The cached parts, when they may be used (`Err`: why not, a warning to show).
+    fn take_parts(
+        &mut self,
+        schema: &Schema,
+        request: &Request,
+        root: &str,
+    ) -> Result<Option<Loaded>, String> {
+        let opened = std::mem::replace(&mut self.opened, Ok(None));
+        let Some(mut opened) = opened? else {
+            return Ok(None);
+        };
+        if opened.index.nidos != env!("CARGO_PKG_VERSION") {
+            return Err(format!("it was made by nidos {}", opened.index.nidos));
+        }
+        if opened.index.run_key != self.run_key {
+            // Other options, rules or build: nothing to reuse, nothing to warn of.
+            return Ok(None);
+        }
+        let bytes = opened.parts()?;
+        read_parts(&bytes, key(schema, request), root)
+    }
+
+    /// Writes the cache file anew: `parts`, and the report `output` (its bytes) when
+    /// given, atomically.
+    pub fn save(&self, parts: &Parts, output: Option<(Output, &[u8])>) -> Result<(), CacheError> {
+        let fail = |error| CacheError::Write {
+            path: self.path.clone(),
+            error,
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(fail)?;
+        }
+        let (outputs, bytes): (Vec<Output>, Vec<&[u8]>) = output.into_iter().unzip();
+        let index = container::Index {
+            nidos: env!("CARGO_PKG_VERSION").into(),
+            run_key: self.run_key,
+            listing: self.listing.hash(),
+            outputs,
+        };
+        container::write(&self.path, &index, &parts.0, &bytes).map_err(fail)?;
+        // The JSON-lines file of format 1 beside it is of no use any more.
+        let _ = std::fs::remove_file(self.path.with_extension("jsonl"));
+        Ok(())
+    }
 }
 
 /// What a run with the cache did.
@@ -229,36 +389,53 @@ pub struct CacheUse {
 
 impl<'s> Session<'s> {
     /// Validates the dataset at `dir` reusing the parts cached in the folder
-    /// `cache_dir` (see the module documentation), then writes the cache anew.
+    /// `cache_dir` (see the module documentation); [`Session::save_cache`] writes the
+    /// cache anew.
     pub fn with_cache(
         schema: &'s Schema,
         dir: &Path,
         request: &Request,
         cache_dir: &Path,
     ) -> Result<(Session<'s>, CacheUse), RunError> {
+        let mut prepared = Prepared::new(cache_dir, dir, request);
+        Session::with_prepared(schema, dir, request, &mut prepared)
+    }
+
+    /// As [`Session::with_cache`], with the dataset listed and the cache file opened
+    /// already ([`Prepared::new`]).
+    pub fn with_prepared(
+        schema: &'s Schema,
+        dir: &Path,
+        request: &Request,
+        prepared: &mut Prepared,
+    ) -> Result<(Session<'s>, CacheUse), RunError> {
         let mut session = Session::open(schema, dir, request, Vec::new())?;
-        let path = cache_file(cache_dir, dir);
         let root = root_text(dir);
-        let key = key(schema, request);
         let mut used = CacheUse::default();
-        let loaded = match read(&path, key, &root) {
+        let loaded = match prepared.take_parts(schema, request, &root) {
             Ok(l) => l,
             Err(why) => {
-                used.ignored = Some(format!("ignoring the cache {}: {why}", path.display()));
+                used.ignored = Some(format!(
+                    "ignoring the cache {}: {why}",
+                    prepared.path.display()
+                ));
                 None
             }
         };
+        let listed = prepared.listing.identities();
         let now: HashMap<String, Option<Identity>> = session
             .ds
             .files()
-            .iter()
+            .par_iter()
             .map(|f| {
-                (
-                    f.path.clone(),
-                    Identity::of(&dir.join(f.path.trim_start_matches('/'))),
-                )
+                let id = match listed.get(f.path.as_str()) {
+                    Some(id) => Some(*id),
+                    None => Identity::of(&dir.join(f.path.trim_start_matches('/'))),
+                };
+                (f.path.clone(), id)
             })
             .collect();
+        drop(listed);
         session.prepare_hed();
         session.snapshot_values();
         match loaded {
@@ -352,63 +529,64 @@ impl<'s> Session<'s> {
     }
 
     /// Writes the cache of this session's parts into the folder `cache_dir`
-    /// (atomically: a temporary file renamed over the old one).
+    /// (atomically: a temporary file renamed over the old one), no report stored.
     pub fn save_cache(&self, cache_dir: &Path) -> Result<(), CacheError> {
         check_folder(cache_dir, &self.root)?;
-        let path = cache_file(cache_dir, &self.root);
-        let fail = |error| CacheError::Write {
-            path: path.clone(),
-            error,
+        let prepared = Prepared::new(cache_dir, &self.root, &self.request);
+        prepared.save(&self.cache_parts(), None)
+    }
+
+    /// This session's parts as the cache keeps them.
+    pub fn cache_parts(&self) -> Parts {
+        let header = Header {
+            format: FORMAT.into(),
+            nidos: env!("CARGO_PKG_VERSION").into(),
+            key: key(self.schema, &self.request),
+            root: root_text(&self.root),
+            dataset: value_hash(&self.dataset_value),
+            subjects: {
+                let mut s: Vec<(String, u64)> = self
+                    .subject_values
+                    .iter()
+                    .map(|(s, v)| (s.clone(), value_hash(v)))
+                    .collect();
+                s.sort();
+                s
+            },
+            files: self.records.len(),
         };
-        std::fs::create_dir_all(cache_dir).map_err(fail)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(cache_dir).map_err(fail)?;
-        {
-            let mut out = std::io::BufWriter::new(tmp.as_file_mut());
-            let header = Header {
-                format: FORMAT.into(),
-                nidos: env!("CARGO_PKG_VERSION").into(),
-                key: key(self.schema, &self.request),
-                root: root_text(&self.root),
-                dataset: value_hash(&self.dataset_value),
-                subjects: {
-                    let mut s: Vec<(String, u64)> = self
-                        .subject_values
-                        .iter()
-                        .map(|(s, v)| (s.clone(), value_hash(v)))
-                        .collect();
-                    s.sort();
-                    s
-                },
-                files: self.records.len(),
-            };
-            let line = |out: &mut dyn Write, v: &dyn erased::Line| -> std::io::Result<()> {
-                v.write_line(out)
-            };
-            line(&mut out, &header).map_err(fail)?;
-            for f in self.ds.files() {
-                let Some(r) = self.records.get(&f.path) else {
-                    continue;
-                };
+        let mut out = serde_json::to_vec(&header).unwrap_or_default();
+        out.push(b'\n');
+        let lines: Vec<Vec<u8>> = self
+            .ds
+            .files()
+            .par_iter()
+            .with_min_len(256)
+            .filter_map(|f| {
+                let r = self.records.get(&f.path)?;
                 let hed = f.name.extension == ".json"
                     && self
                         .ds
                         .index_of(&f.path)
                         .is_some_and(|i| has_hed(&self.ds.json_value(i)));
-                let entry = Entry {
-                    path: f.path.clone(),
+                let entry = EntryRef {
+                    path: &f.path,
                     id: self.identities.get(&f.path).copied().flatten(),
                     hed,
                     reads: r.reads,
-                    used: r.used.clone(),
-                    seen: r.seen.clone(),
-                    issues: r.issues.clone(),
+                    used: &r.used,
+                    seen: &r.seen,
+                    issues: &r.issues,
                 };
-                line(&mut out, &entry).map_err(fail)?;
-            }
-            out.flush().map_err(fail)?;
+                let mut line = serde_json::to_vec(&entry).ok()?;
+                line.push(b'\n');
+                Some(line)
+            })
+            .collect();
+        for line in lines {
+            out.extend_from_slice(&line);
         }
-        tmp.persist(&path).map_err(|e| fail(e.error))?;
-        Ok(())
+        Parts(out)
     }
 }
 
@@ -418,18 +596,4 @@ fn root_text(root: &Path) -> String {
         .unwrap_or_else(|_| root.to_path_buf())
         .to_string_lossy()
         .into_owned()
-}
-
-/// Serialising one line of the cache, for the header and the entries alike.
-mod erased {
-    pub(super) trait Line {
-        fn write_line(&self, out: &mut dyn std::io::Write) -> std::io::Result<()>;
-    }
-
-    impl<T: serde::Serialize> Line for T {
-        fn write_line(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-            serde_json::to_writer(&mut *out, self)?;
-            out.write_all(b"\n")
-        }
-    }
 }
