@@ -13,7 +13,7 @@ suffix, extension, entity, field, column, value, top-level file) by the subCode,
 message, or the file name of a location (its datatype folder, suffix, extension,
 entities, top-level name).
 
-    python3 tools/history/pinning_realworld.py [--bin target/release/nidos] [--check]
+    python3 tools/history/pinning_realworld.py [--bin target/release/nidos] [--check] [--tree]
 
 `--check`: exits 1 when a difference is unexplained or the file on disk differs from
 what would be written (stale). Skips (exit 0) when ../shared/conformance is absent.
@@ -40,6 +40,7 @@ import spectext as st  # noqa: E402
 NEWEST = st.VERSIONS[-1]
 OUT = os.path.join(REPO, "docs", "pinning-realworld.md")
 SCHEMA = os.path.join(REPO, "schema")
+READ_TREE = False
 LIFE = ("since", "deprecated", "removed")
 
 
@@ -179,7 +180,11 @@ def run(bin_path, ds, config, newest):
         cmd += ["--config", config]
     if newest:
         cmd += ["--std-version", NEWEST]
-    p = subprocess.run(cmd, capture_output=True, env={**os.environ, "NIDOS_SCHEMA_DIR": ""})
+    # `--tree`: the rules read from this checkout's `schema/` (as `conformance --std` does),
+    # for a binary built before an edit of the tree (slower: the tree is parsed per run);
+    # else the binary's embedded rules. The two give the same report for the same tree.
+    env = {**os.environ, "NIDOS_SCHEMA_DIR": SCHEMA if READ_TREE else ""}
+    p = subprocess.run(cmd, capture_output=True, env=env)
     if p.returncode not in (0, 16):
         raise SystemExit(f"nidos exited with {p.returncode} on {ds}: {p.stderr.decode(errors='replace')}")
     return json.loads(p.stdout)
@@ -516,7 +521,11 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=OUT)
+    ap.add_argument("--tree", action="store_true",
+                    help="read the rules from schema/ instead of the binary's embedded ones")
     args = ap.parse_args()
+    global READ_TREE
+    READ_TREE = args.tree
     conf = os.path.normpath(os.path.join(REPO, "..", "shared", "conformance"))
     if not os.path.isdir(os.path.join(conf, "examples")):
         print(f"skipped: {conf} is absent")
