@@ -29,12 +29,16 @@ use crate::tools::{build_binary, median};
 struct Settings {
     subjects: u32,
     runs: usize,
+    /// `--loop N`: only the session and N leaf updates, each timed (a driver for
+    /// `perf record`).
+    looped: Option<usize>,
 }
 
 fn parse(args: &[String]) -> Result<Settings> {
     let mut s = Settings {
         subjects: 1000,
         runs: 5,
+        looped: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -44,6 +48,7 @@ fn parse(args: &[String]) -> Result<Settings> {
                 s.subjects = it.next().context("--subjects needs a value")?.parse()?;
             }
             "--runs" => s.runs = it.next().context("--runs needs a value")?.parse()?,
+            "--loop" => s.looped = Some(it.next().context("--loop needs a value")?.parse()?),
             other => bail!("bench --incremental: unknown argument {other}"),
         }
     }
@@ -187,6 +192,29 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `--loop N`: a session, then N edits of the leaf sidecar (alternately adding and
+/// removing an error), each update's time on stdout.
+fn leaf_loop(
+    schema: &nidos_schema::Schema,
+    root: &Path,
+    request: &Request,
+    n: usize,
+) -> Result<()> {
+    let t = Instant::now();
+    let mut session = Session::new(schema, root, request).map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!("session: {:.0} ms", ms(t.elapsed()));
+    let leaf = "/sub-00001/ses-01/anat/sub-00001_ses-01_T1w.json";
+    let good = updates(&mut session, root, leaf, n)?.0;
+    let bad = updates_bad(&mut session, root, leaf, n)?;
+    println!(
+        "leaf update, issues unchanged: median {:.2} ms; an issue new or resolved: median {:.2} ms",
+        median(good),
+        median(bad)
+    );
+    std::fs::remove_dir_all(root)?;
+    Ok(())
+}
+
 pub fn run(args: &[String]) -> Result<()> {
     let s = parse(args)?;
     let (source, files) = crate::bench::dataset("Std", s.subjects)?;
@@ -199,6 +227,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let request = Request::default();
     let (schema, _) = load_rules(&root, &request).map_err(|e| anyhow::anyhow!("{e}"))?;
 
+    if let Some(n) = s.looped {
+        return leaf_loop(&schema, &root, &request, n);
+    }
     let mut whole = Vec::new();
     for _ in 0..s.runs {
         let t = Instant::now();

@@ -296,19 +296,11 @@ impl<'s> Engine<'s> {
         hed_failed: Option<Issue>,
         opts: &Options,
     ) -> Report {
-        issues.extend(ds.issues().iter().map(convert_dataset_issue));
-        self.dataset_checks(ds, &layout, &used_sidecars, &mut issues);
+        self.dataset_level(ds, &layout, &used_sidecars, hed_failed, opts, &mut issues);
         // Freed before the sort, whose keys (8 bytes per issue) make the run's peak on
         // large datasets: a path per used sidecar is tens of MB at a million files.
         drop(used_sidecars);
-        if opts.only_kinds.is_none() {
-            // A citation file's content is checked by its own rules, not by a rule kind.
-            self.citation_file(ds, &mut issues);
-        }
-        self.blacklisted_modalities(ds, &opts.blacklist_modalities, &mut issues);
-        unsupported_type(&layout, &opts.dataset_types, &mut issues);
         opts.lap(|| "dataset checks".to_owned());
-        issues.extend(hed_failed);
 
         opts.config.apply(&mut issues);
         // The order compares every field, so an unstable sort gives the same result as
@@ -348,6 +340,54 @@ impl<'s> Engine<'s> {
             report.drop_warnings();
         }
         report
+    }
+
+    /// Marks the issues `nidos fix` can repair (as a run's report has them).
+    pub(crate) fn mark_fixable(&self, issues: &mut [Issue]) {
+        self.fixes.mark(issues);
+    }
+
+    /// The issues of a run that no file's validation gives: the walk's, the dataset-level
+    /// checks' (`used_sidecars` as for [`Engine::finish`]), the citation file's, the
+    /// options' and HED's failure to load, before the configuration applies.
+    pub(crate) fn other_issues(
+        &self,
+        ds: &Dataset,
+        used_sidecars: &FastSet<String>,
+        hed_failed: Option<&Issue>,
+        opts: &Options,
+    ) -> Vec<Issue> {
+        let mut out = Vec::new();
+        let layout = ds.dataset_type();
+        self.dataset_level(
+            ds,
+            &layout,
+            used_sidecars,
+            hed_failed.cloned(),
+            opts,
+            &mut out,
+        );
+        out
+    }
+
+    fn dataset_level(
+        &self,
+        ds: &Dataset,
+        layout: &str,
+        used_sidecars: &FastSet<String>,
+        hed_failed: Option<Issue>,
+        opts: &Options,
+        issues: &mut Vec<Issue>,
+    ) {
+        issues.extend(ds.issues().iter().map(convert_dataset_issue));
+        self.dataset_checks(ds, layout, used_sidecars, issues);
+        if opts.only_kinds.is_none() {
+            // A citation file's content is checked by its own rules, not by a rule kind.
+            self.citation_file(ds, issues);
+        }
+        self.blacklisted_modalities(ds, &opts.blacklist_modalities, issues);
+        unsupported_type(layout, &opts.dataset_types, issues);
+        issues.extend(hed_failed);
     }
 
     /// Applies the rules to one file; answers what the rules read beyond the file's own

@@ -18,6 +18,12 @@ fn issue_key(i: &crate::issue::Issue) -> (&str, &str, &str) {
     (i.code(), i.sub_code(), &i.location)
 }
 
+/// Whether a supported version comes after the one `schema` holds (the notes of
+/// [`explain`] have something to say).
+pub(crate) fn any_later(schema: &Schema) -> bool {
+    !later_than(schema).is_empty()
+}
+
 /// The supported versions after the one `schema` holds, oldest first.
 fn later_than(schema: &Schema) -> Vec<String> {
     let mut later: Vec<String> = schema

@@ -33,6 +33,7 @@
 mod affected;
 pub mod cache;
 mod delta;
+mod index;
 mod overlay;
 mod pass;
 
@@ -47,7 +48,7 @@ use nidos_schema::{Schema, Source};
 
 use crate::engine::Engine;
 use crate::hed::HedRun;
-use crate::issue::{FastSet, Issue};
+use crate::issue::{FastMap, FastSet, Issue};
 use crate::report::Report;
 use crate::run::{Request, RunError};
 use affected::{folder, Changes};
@@ -90,6 +91,9 @@ pub struct Session<'s> {
     /// Each file's identity when it was read, for the result cache ([`cache`]).
     identities: HashMap<String, Option<cache::Identity>>,
     report: Report,
+    /// The indexes kept between updates ([`index`]); `None` until made, or when the
+    /// report cannot be patched (later-version notes, warnings left out).
+    index: Option<index::Index>,
 }
 
 impl<'s> Session<'s> {
@@ -115,6 +119,7 @@ impl<'s> Session<'s> {
         session.recheck(&all);
         session.snapshot_values();
         session.report = session.assemble();
+        session.reindex();
         Ok(session)
     }
 
@@ -151,6 +156,7 @@ impl<'s> Session<'s> {
             subject_values: HashMap::new(),
             identities: HashMap::new(),
             report: Report::default(),
+            index: None,
         })
     }
 
@@ -267,6 +273,7 @@ impl<'s> Session<'s> {
             .map(|&(i, _)| self.ds.files()[i].path.as_str())
             .collect::<HashSet<_>>();
         let edited_paths: HashSet<String> = edited_paths.into_iter().map(str::to_string).collect();
+        let facts_before = edited_facts(&self.ds, &edited);
         let values_reset = if moved.is_empty() {
             let reset = self.ds.refresh(&edited);
             for &(i, _) in &edited {
@@ -278,7 +285,6 @@ impl<'s> Session<'s> {
             self.ds = open_dataset(self.schema, &self.root, &self.open)?;
             true
         };
-        let old_records = std::mem::take(&mut self.records);
         let dataset_before = self.dataset_value.clone();
         let subjects_before = if values_reset {
             let before = std::mem::take(&mut self.subject_values);
@@ -308,21 +314,44 @@ impl<'s> Session<'s> {
             // Only a dataset with HED has definitions to change.
             hed: hed && self.hed.is_some(),
         };
+        let facts_now = if changes.moved.is_empty() {
+            edited_facts(&self.ds, &edited)
+        } else {
+            Vec::new()
+        };
+        let flags_same = changes.moved.is_empty()
+            && facts_now.len() == facts_before.len()
+            && facts_now
+                .iter()
+                .zip(&facts_before)
+                .all(|(a, b)| (a.validated, a.readable) == (b.validated, b.readable));
+        // The summary after content edits that keep every edited file's task name (and
+        // no opaque file among them): only the size changes.
+        let size_only = flags_same
+            && facts_now
+                .iter()
+                .zip(&facts_before)
+                .all(|(a, b)| !a.opaque && !b.opaque && a.task == b.task);
+        let size_delta: i128 = facts_now
+            .iter()
+            .zip(&facts_before)
+            .filter(|(a, _)| a.validated)
+            .map(|(a, b)| i128::from(a.size) - i128::from(b.size))
+            .sum();
+        let hed_before = self.hed_failed.clone();
         // The HED run's memory of checked sidecars is by path: made anew.
         self.prepare_hed();
-        let mut again = Vec::new();
-        for (i, f) in self.ds.files().iter().enumerate() {
-            match old_records.get(&f.path) {
-                Some(r) if !affected::touched(f, Some(r), &changes) => {}
-                _ => again.push(i),
-            }
-        }
-        let mut kept = old_records;
-        if !changes.moved.is_empty() {
-            let live: HashSet<&str> = self.ds.files().iter().map(|f| f.path.as_str()).collect();
-            kept.retain(|p, _| live.contains(p.as_str()));
-        }
-        self.records = kept;
+        let indexed = self.index.is_some()
+            && changes.moved.is_empty()
+            && !changes.dataset
+            && changes.subjects.is_empty()
+            && !changes.hed
+            && self.records.len() == self.ds.files().len();
+        let again = if indexed {
+            self.touched_indexed(&changes)
+        } else {
+            self.touched_scan(&changes)
+        };
         let rechecked: Vec<String> = again
             .iter()
             .map(|&i| self.ds.files()[i].path.clone())
@@ -339,21 +368,299 @@ impl<'s> Session<'s> {
         if same_parts && self.issues_stand(&changes) {
             // Every part the issues are made from is as it was: only the summary, which
             // reads sizes and task names, is made again.
-            self.report.summary = self.engine.summary(&self.ds);
+            self.resummarize(size_only, size_delta);
             return Ok(Outcome::Updated(Delta {
                 resolved: Vec::new(),
                 new: Vec::new(),
                 rechecked,
             }));
         }
+        if indexed && flags_same && hed_before == self.hed_failed && self.patchable(&changes) {
+            if let Some((resolved, new)) = self.patch(&again, &before) {
+                self.resummarize(size_only, size_delta);
+                return Ok(Outcome::Updated(Delta {
+                    resolved,
+                    new,
+                    rechecked,
+                }));
+            }
+        }
         let report = self.assemble();
         let (resolved, new) = delta::between(&self.report, &report);
         self.report = report;
+        self.reindex();
         Ok(Outcome::Updated(Delta {
             resolved,
             new,
             rechecked,
         }))
+    }
+
+    /// The summary after an update: with `size_only`, the summary as it was with
+    /// `size_delta` bytes more; otherwise made again from the dataset.
+    fn resummarize(&mut self, size_only: bool, size_delta: i128) {
+        let summary = &mut self.report.summary;
+        match u64::try_from(i128::from(summary.size) + size_delta) {
+            Ok(size) if size_only => summary.size = size,
+            _ => *summary = self.engine.summary(&self.ds),
+        }
+    }
+
+    /// The files `changes` touch, by a look at every file's record.
+    fn touched_scan(&mut self, changes: &Changes<'_>) -> Vec<usize> {
+        let old_records = std::mem::take(&mut self.records);
+        let mut again = Vec::new();
+        for (i, f) in self.ds.files().iter().enumerate() {
+            match old_records.get(&f.path) {
+                Some(r) if !affected::touched(f, Some(r), changes) => {}
+                _ => again.push(i),
+            }
+        }
+        let mut kept = old_records;
+        if !changes.moved.is_empty() {
+            let live: HashSet<&str> = self.ds.files().iter().map(|f| f.path.as_str()).collect();
+            kept.retain(|p, _| live.contains(p.as_str()));
+        }
+        self.records = kept;
+        again
+    }
+
+    /// The files content edits touch (`changes` holds nothing else, every file has a
+    /// record): the edited files and those that used them, from the kept index (the
+    /// same files [`affected::touched`] picks).
+    fn touched_indexed(&self, changes: &Changes<'_>) -> Vec<usize> {
+        let mut paths: FastSet<&str> = changes.edited.iter().copied().collect();
+        if let Some(index) = &self.index {
+            for e in &changes.edited {
+                if let Some(users) = index.dependents.get(*e) {
+                    paths.extend(users.iter().map(String::as_str));
+                }
+            }
+        }
+        let mut again: Vec<usize> = paths.iter().filter_map(|p| self.ds.index_of(p)).collect();
+        again.sort_unstable();
+        again
+    }
+
+    /// Whether the report can be patched after `changes` (content edits only): what the
+    /// dataset-level checks read is unchanged (no edit at the root, the `dataset` and
+    /// `subject` objects and HED definitions as they were), and no later-version notes
+    /// or left-out warnings to make again.
+    fn patchable(&self, changes: &Changes<'_>) -> bool {
+        changes.moved.is_empty()
+            && !changes.dataset
+            && changes.subjects.is_empty()
+            && !changes.hed
+            && !self.later_notes()
+            && !self.request.options.ignore_warnings
+            && changes.edited.iter().all(|p| folder(p) != "/")
+    }
+
+    /// Whether reports get later-version notes (bundled rules of the version the
+    /// dataset declares, with later versions known).
+    fn later_notes(&self) -> bool {
+        self.request.explain_later
+            && matches!(self.request.source, Source::Bundled)
+            && self.request.std_version.is_none()
+            && crate::later::any_later(self.schema)
+    }
+
+    /// Makes the kept indexes again from every file's record and the report.
+    fn reindex(&mut self) {
+        self.index = None;
+        if self.later_notes() || self.request.options.ignore_warnings {
+            return;
+        }
+        self.ds.set_tree_wanted(self.engine.reads_tree);
+        self.index = index::Index::build(
+            &self.engine,
+            &self.ds,
+            &self.records,
+            self.hed_failed.as_ref(),
+            &self.request.options,
+            &self.report.issues,
+        );
+        self.ds.set_tree_wanted(true);
+    }
+
+    /// Patches the report after the files at `again` were validated again (`before`:
+    /// their earlier records): the issues whose last producer went away leave it, those
+    /// with a first producer enter it. Answers (resolved, new) in report order, or
+    /// `None` (the report untouched, the index dropped) when the report must be put
+    /// together whole: the set of used files changed (a dataset-level check reads it),
+    /// too many issues changed, or the counts disagree with the report.
+    fn patch(
+        &mut self,
+        again: &[usize],
+        before: &[Option<FileResult>],
+    ) -> Option<(Vec<Issue>, Vec<Issue>)> {
+        use std::cmp::Ordering;
+        use std::collections::hash_map::Entry;
+        let mut index = self.index.take()?;
+        let opts = &self.request.options;
+        let files = self.ds.files();
+        let mut position: FastMap<&str, usize> = FastMap::default();
+        for (k, &i) in again.iter().enumerate() {
+            position.insert(files.get(i)?.path.as_str(), k);
+        }
+        // The used files: counts and users, new uses first so that a file used before
+        // and after never counts zero.
+        let mut union_changed = false;
+        for &i in again {
+            let path = &files.get(i)?.path;
+            for u in &self.records.get(path)?.used {
+                let n = index.used.entry(u.clone()).or_insert(0);
+                union_changed |= *n == 0;
+                *n += 1;
+                index
+                    .dependents
+                    .entry(u.clone())
+                    .or_default()
+                    .insert(path.clone());
+            }
+        }
+        for (&i, old) in again.iter().zip(before) {
+            let path = &files.get(i)?.path;
+            for u in &old.as_ref()?.used {
+                let n = index.used.get_mut(u)?;
+                *n -= 1;
+                if *n == 0 {
+                    index.used.remove(u);
+                    union_changed = true;
+                }
+                if let Some(users) = index.dependents.get_mut(u) {
+                    users.remove(path);
+                    if users.is_empty() {
+                        index.dependents.remove(u);
+                    }
+                }
+            }
+            let now = self.records.get(path)?;
+            for u in &now.used {
+                index
+                    .dependents
+                    .entry(u.clone())
+                    .or_default()
+                    .insert(path.clone());
+            }
+        }
+        if union_changed {
+            return None;
+        }
+        // What the files validated again gave before and give now: their own issues
+        // and the shared values they reached.
+        let mut pairs: FastSet<(String, String)> = FastSet::default();
+        let mut old_issues = Vec::new();
+        let mut new_issues = Vec::new();
+        for (&i, old) in again.iter().zip(before) {
+            let path = &files.get(i)?.path;
+            let old = old.as_ref()?;
+            let now = self.records.get(path)?;
+            for e in old.seen.iter().chain(&now.seen) {
+                pairs.insert((e.origin.clone(), e.key.clone()));
+            }
+            old_issues.extend(index::contributions(i, path, old, opts));
+            new_issues.extend(index::contributions(i, path, now, opts));
+        }
+        let candidates = |origin: &str| -> Vec<String> {
+            let mut c: Vec<String> = index
+                .dependents
+                .get(origin)
+                .map(|users| users.iter().cloned().collect())
+                .unwrap_or_default();
+            c.push(origin.to_string());
+            c.extend(position.keys().map(|p| p.to_string()));
+            c
+        };
+        let records = &self.records;
+        old_issues.extend(index::seen_issues(
+            &pairs,
+            candidates,
+            |p| match position.get(p) {
+                Some(&k) => before.get(k).and_then(Option::as_ref),
+                None => records.get(p),
+            },
+            opts,
+        ));
+        new_issues.extend(index::seen_issues(
+            &pairs,
+            candidates,
+            |p| records.get(p),
+            opts,
+        ));
+        // The counts.
+        let mut gone = Vec::new();
+        for issue in old_issues {
+            let key = index::Counted(issue);
+            match index.tally.get_mut(&key) {
+                Some(n) if *n > 1 => *n -= 1,
+                Some(_) => {
+                    index.tally.remove(&key);
+                    gone.push(key.0);
+                }
+                None => return None,
+            }
+        }
+        let mut came = Vec::new();
+        for issue in new_issues {
+            match index.tally.entry(index::Counted(issue)) {
+                Entry::Occupied(mut e) => *e.get_mut() += 1,
+                Entry::Vacant(e) => {
+                    came.push(e.key().0.clone());
+                    e.insert(1);
+                }
+            }
+        }
+        let gone_set: FastSet<index::Counted> = gone.iter().cloned().map(index::Counted).collect();
+        let came_set: FastSet<index::Counted> = came.iter().cloned().map(index::Counted).collect();
+        gone.retain(|i| !came_set.contains(&index::Counted(i.clone())));
+        came.retain(|i| !gone_set.contains(&index::Counted(i.clone())));
+        if gone.len() + came.len() > PATCH_MAX {
+            return None;
+        }
+        // The report: every issue to go found first (nothing is changed when one is
+        // missing), then taken out and the new ones put in their places.
+        let order = |a: &Issue, b: &Issue| a.cmp_in_report(b, false);
+        gone.sort_by(order);
+        came.sort_by(order);
+        self.engine.mark_fixable(&mut came);
+        let issues = &self.report.issues;
+        let mut at = Vec::with_capacity(gone.len());
+        for x in &gone {
+            let lo = issues.partition_point(|i| order(i, x) == Ordering::Less);
+            let hi = lo + issues[lo..].partition_point(|i| order(i, x) != Ordering::Greater);
+            at.push((lo..hi).find(|&k| issues[k] == *x)?);
+        }
+        let has_code = |issues: &[Issue], code: &str| {
+            let p = issues.partition_point(|i| i.code().as_str() < code);
+            issues.get(p).is_some_and(|i| i.code().as_str() == code)
+        };
+        let codes: Vec<(String, bool)> = gone
+            .iter()
+            .chain(&came)
+            .map(|i| (i.code().to_string(), has_code(issues, i.code().as_str())))
+            .collect();
+        let fields = gone.iter().chain(&came).any(|i| {
+            i.rule_id().is_some() && !i.sub_code().is_empty() && i.issue_message().is_none()
+        });
+        at.sort_unstable();
+        at.dedup();
+        let issues = &mut self.report.issues;
+        for &k in at.iter().rev() {
+            issues.remove(k);
+        }
+        for x in &came {
+            let p = issues.partition_point(|i| order(i, x) != Ordering::Greater);
+            issues.insert(p, x.clone());
+        }
+        if codes.iter().any(|(c, was)| has_code(issues, c) != *was) {
+            self.report.code_messages = self.engine.code_messages(issues);
+        }
+        if fields {
+            self.report.field_messages = self.engine.field_messages(issues);
+        }
+        self.index = Some(index);
+        Some((gone, came))
     }
 
     /// Whether, with every re-checked file's part unchanged, the report's issues stand
@@ -478,6 +785,46 @@ impl<'s> Session<'s> {
         }
         report
     }
+}
+
+/// Issues resolved and new beyond which the report is put together whole rather than
+/// patched (each patch step moves the issues after it).
+const PATCH_MAX: usize = 512;
+
+/// What the summary and the dataset-level checks read of an edited file.
+#[derive(Debug, PartialEq)]
+struct EditedFacts {
+    validated: bool,
+    readable: bool,
+    opaque: bool,
+    size: u64,
+    /// A readable JSON file's `TaskName`.
+    task: Option<String>,
+}
+
+/// The [`EditedFacts`] of the files at `edited` (indices into `ds.files()`).
+fn edited_facts(ds: &Dataset, edited: &[(usize, u64)]) -> Vec<EditedFacts> {
+    edited
+        .iter()
+        .filter_map(|&(i, _)| {
+            let f = ds.files().get(i)?;
+            let task = (f.name.extension == ".json" && f.readable())
+                .then(|| {
+                    ds.json_value(i)
+                        .get("TaskName")
+                        .as_str()
+                        .map(str::to_string)
+                })
+                .flatten();
+            Some(EditedFacts {
+                validated: f.validated(),
+                readable: f.readable(),
+                opaque: f.opaque,
+                size: f.size,
+                task,
+            })
+        })
+        .collect()
 }
 
 /// Opens the dataset for a session.
