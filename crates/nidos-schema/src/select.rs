@@ -82,14 +82,7 @@ pub fn load_for_dir(
     description: Option<Value>,
     requested: Option<&str>,
 ) -> Result<ForDataset, SchemaErrors> {
-    let shows = |b: &Brand| {
-        signs_of(
-            b,
-            &|name: &str| dataset.join(name).is_file(),
-            description.as_ref(),
-        )
-    };
-    load_guessing(source, description.clone(), requested, Some(&shows), false)
+    load_in_dir(source, dataset, description, requested, false)
 }
 
 /// Like [`load_for_dir`], for listing files as a layout does: when nothing is
@@ -101,6 +94,17 @@ pub fn load_for_dir_listing(
     dataset: &Path,
     description: Option<Value>,
     requested: Option<&str>,
+) -> Result<ForDataset, SchemaErrors> {
+    load_in_dir(source, dataset, description, requested, requested.is_none())
+}
+
+/// [`load_for_dir`], and with `and_later` the listing union of [`load_for_dir_listing`].
+fn load_in_dir(
+    source: &Source,
+    dataset: &Path,
+    description: Option<Value>,
+    requested: Option<&str>,
+    and_later: bool,
 ) -> Result<ForDataset, SchemaErrors> {
     let shows = |b: &Brand| {
         signs_of(
@@ -114,7 +118,7 @@ pub fn load_for_dir_listing(
         description.clone(),
         requested,
         Some(&shows),
-        requested.is_none(),
+        and_later,
     )
 }
 
