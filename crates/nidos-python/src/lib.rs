@@ -10,6 +10,7 @@ mod index;
 mod rules;
 mod scan;
 mod schema;
+mod store;
 mod validate;
 
 #[pymodule]
@@ -23,6 +24,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rules::context_json, m)?)?;
     m.add_function(wrap_pyfunction!(index::index_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(index::find_roots, m)?)?;
+    m.add_function(wrap_pyfunction!(store::fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(store::entity_dicts, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -7,7 +7,7 @@ layouts, the distinct merged sidecars, the arguments it was made with and a
 fingerprint of the dataset in the file's key-value metadata. A later layout with the
 same arguments builds its files from it without listing the dataset, unless the
 fingerprint (the modification times of the folders holding files, their parents, and
-the JSON files) changed: then the dataset is listed again and the index rewritten."""
+the JSON files, taken in Rust) changed: then the dataset is listed again and the index rewritten."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import hashlib
 import json
 import os
 from typing import Any, Dict, List, Optional
+
+from . import _native
 
 FILE = "nidos_layout.arrow"
 _FIXED = ("dataset", "path", "relpath", "size", "meta_id")
@@ -59,20 +61,38 @@ def stamped_paths(layouts: List[Any]) -> List[str]:
     return list(out)
 
 
-def fingerprint(paths: List[str]) -> str:
-    stat = os.stat
-    stamps = []
-    for p in paths:
-        try:
-            st = stat(p)
-            stamps.append(st.st_mtime_ns)
-            stamps.append(st.st_size)
-        except OSError:
-            stamps.append(-1)
-            stamps.append(-1)
-    h = hashlib.sha256("\0".join(paths).encode())
-    h.update(repr(stamps).encode())
-    return h.hexdigest()
+def fingerprint(stamped: str) -> str:
+    """The fingerprint of the paths in ``stamped`` (their JSON list): a hash of each
+    path's modification time and size, taken in Rust (off the GIL, on a few threads)."""
+    return _native.fingerprint(stamped)
+
+
+def _pack_metadata(metadata: List[dict]) -> dict:
+    """The merged sidecars with each distinct key-value pair stored once: ``pairs``
+    (``[key, value]``) and per sidecar the indices of its pairs, in its key order."""
+    pairs: List[list] = []
+    ids: Dict[tuple, int] = {}
+    objects: List[List[int]] = []
+    for md in metadata:
+        row = []
+        for k, v in md.items():
+            tag = (k, json.dumps(v))
+            i = ids.get(tag)
+            if i is None:
+                i = ids[tag] = len(pairs)
+                pairs.append([k, v])
+            row.append(i)
+        objects.append(row)
+    return {"pairs": pairs, "objects": objects}
+
+
+def _unpack_metadata(text: str) -> List[dict]:
+    packed = json.loads(text)
+    if isinstance(packed, list):  # an index written before the pairs were shared
+        return packed
+    pairs = packed["pairs"]
+    get = pairs.__getitem__
+    return [dict(map(get, row)) for row in packed["objects"]]
 
 
 def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any]) -> None:
@@ -123,10 +143,10 @@ def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any])
         pa.array(fixed["relpath"], pa.string()),
         pa.array(fixed["size"], pa.int64()),
         pa.array(fixed["meta_id"], pa.int64()),
-    ] + [pa.array(col, pa.string()) for col in ents.values()]
+    ] + [pa.array(col, pa.string()).dictionary_encode() for col in ents.values()]
     names = list(_FIXED) + ["e:" + k for k in ents]
     table = pa.Table.from_arrays(arrays, names=names)
-    stamped = stamped_paths(layouts)
+    stamped_text = json.dumps(stamped_paths(layouts))
     meta = {
         "nidos.info": json.dumps(info),
         "nidos.key": json.dumps(key, sort_keys=True),
@@ -136,9 +156,9 @@ def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any])
             {"name": lay._name, "root": lay.root, "description": lay.description}
             for lay in layouts
         ]),
-        "nidos.metadata": json.dumps(metadata),
-        "nidos.stamped": json.dumps(stamped),
-        "nidos.fingerprint": fingerprint(stamped),
+        "nidos.metadata": json.dumps(_pack_metadata(metadata)),
+        "nidos.stamped": stamped_text,
+        "nidos.fingerprint": fingerprint(stamped_text),
     }
     table = table.replace_schema_metadata(meta)
     os.makedirs(folder, exist_ok=True)
@@ -177,7 +197,7 @@ class Saved:
         since."""
         if self.meta.get("nidos.key") != json.dumps(wanted, sort_keys=True):
             return None
-        if fingerprint(json.loads(self.meta["nidos.stamped"])) != self.meta.get("nidos.fingerprint"):
+        if fingerprint(self.meta["nidos.stamped"]) != self.meta.get("nidos.fingerprint"):
             return None
         return _state(self.file.read_all(), self.meta, padded)
 
@@ -199,32 +219,29 @@ def key(folder: str) -> Optional[dict]:
 
 def _state(table: Any, meta: Dict[str, str], padded: Any) -> dict:
     layouts = json.loads(meta["nidos.layouts"])
-    metadata = json.loads(meta["nidos.metadata"])
+    metadata = _unpack_metadata(meta["nidos.metadata"])
     kinds = json.loads(meta["nidos.kinds"])
     fixed = {c: table.column(c).to_pylist() for c in _FIXED}
     n = table.num_rows
-    ents: List[dict] = [{} for _ in range(n)]
+    columns = []
     for name in table.column_names:
         if not name.startswith("e:"):
             continue
         k = name[2:]
         kind = kinds.get(k)
-        values = table.column(name).to_pylist()
-        if kind in ("int", "float", "bool"):
-            conv = {}
-            for v in set(values):
-                if v is None:
-                    continue
-                if kind == "int":
-                    conv[v] = padded(v) if v.isdigit() else v
-                elif kind == "float":
-                    conv[v] = float(v)
-                else:
-                    conv[v] = v == "True"
-            values = [conv.get(v) if v is not None else None for v in values]
-        for i, v in enumerate(values):
-            if v is not None:
-                ents[i][k] = v
+        col = table.column(name).combine_chunks()
+        if not hasattr(col, "indices"):
+            col = col.dictionary_encode()
+        # Each distinct value converted once; the files share its object.
+        values = col.dictionary.to_pylist()
+        if kind == "int":
+            values = [padded(v) if v is not None and v.isdigit() else v for v in values]
+        elif kind == "float":
+            values = [None if v is None else float(v) for v in values]
+        elif kind == "bool":
+            values = [None if v is None else v == "True" for v in values]
+        columns.append((k, col.indices.to_pylist(), values))
+    ents = _native.entity_dicts(n, columns)
     empty: dict = {}
     metas = [metadata[m] if m is not None else empty for m in fixed["meta_id"]]
     # Rows are written layout by layout: each layout's files are one slice.
