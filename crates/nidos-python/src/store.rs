@@ -78,6 +78,10 @@ pub fn fingerprint(py: Python<'_>, stamped: &str) -> PyResult<String> {
     }))
 }
 
+/// One entity column: its name, each file's code (index in the values, None when the
+/// file has no such entity) and the distinct values.
+type Column<'py> = (Bound<'py, PyString>, Vec<Option<usize>>, Bound<'py, PyList>);
+
 /// The entity dicts of `n` files from dictionary-coded columns: each column is
 /// `(name, codes, values)`, `codes[i]` the index in `values` of file `i`'s value (None:
 /// the file has no such entity). A file's dict holds its entities in column order.
@@ -85,7 +89,7 @@ pub fn fingerprint(py: Python<'_>, stamped: &str) -> PyResult<String> {
 pub fn entity_dicts<'py>(
     py: Python<'py>,
     n: usize,
-    columns: Vec<(Bound<'py, PyString>, Vec<Option<usize>>, Bound<'py, PyList>)>,
+    columns: Vec<Column<'py>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let dicts: Vec<Bound<'py, PyDict>> = (0..n).map(|_| PyDict::new(py)).collect();
     for (name, codes, values) in &columns {

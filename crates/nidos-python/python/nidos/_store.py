@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import array
 import base64
+import bisect
 import json
 import os
 import sys
@@ -218,7 +219,10 @@ class Saved:
             return None
         if fingerprint(self.meta["nidos.stamped"]) != self.meta.get("nidos.fingerprint"):
             return None
-        return _state(self.file.read_all(), self.meta, padded)
+        try:
+            return _state(self.file.read_all(), self.meta, padded)
+        except (KeyError, ValueError, TypeError, IndexError):
+            return None  # an index this version cannot read: the dataset is listed again
 
 
 def open_index(folder: str) -> Optional[Saved]:
@@ -261,15 +265,15 @@ def _state(table: Any, meta: Dict[str, str], padded: Any) -> dict:
             values = [None if v is None else v == "True" for v in values]
         columns.append((k, col.indices.to_pylist(), values))
     ents = _native.entity_dicts(n, columns)
-    empty: dict = {}
-    metas = [metadata[m] if m is not None else empty for m in fixed["meta_id"]]
+    # (pyarrow's fill_null would load pyarrow.compute: a quarter of a second.)
+    by_id: Dict[Any, dict] = dict(enumerate(metadata))
+    by_id[None] = {}
+    metas = list(map(by_id.__getitem__, fixed["meta_id"]))
     # Rows are written layout by layout: each layout's files are one slice.
     start = 0
     datasets = fixed["dataset"]
     for i, lay in enumerate(layouts):
-        end = start
-        while end < n and datasets[end] == i:
-            end += 1
+        end = bisect.bisect_right(datasets, i, start)
         lay["files"] = (fixed["path"][start:end], fixed["relpath"][start:end], ents[start:end],
                         fixed["size"][start:end], metas[start:end])
         start = end
