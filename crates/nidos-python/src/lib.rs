@@ -26,6 +26,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(index::find_roots, m)?)?;
     m.add_function(wrap_pyfunction!(store::fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(store::entity_dicts, m)?)?;
+    m.add_function(wrap_pyfunction!(store::file_objects, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

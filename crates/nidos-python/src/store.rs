@@ -107,3 +107,48 @@ pub fn entity_dicts<'py>(
     }
     PyList::new(py, dicts)
 }
+
+/// The file objects of a reloaded layout: file `i` an instance of `classes[kinds[i]]`
+/// made by `object.__new__` (no `__init__`: the saved values are what it would store)
+/// with its slots `path`, `relpath`, `entities`, `size`, `dataset` and `_metadata` set
+/// from the lists' `i`-th items (`dataset` the same for all).
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+pub fn file_objects<'py>(
+    py: Python<'py>,
+    classes: Vec<Bound<'py, PyAny>>,
+    kinds: Vec<usize>,
+    paths: Bound<'py, PyList>,
+    relpaths: Bound<'py, PyList>,
+    entities: Bound<'py, PyList>,
+    sizes: Bound<'py, PyList>,
+    dataset: Bound<'py, PyAny>,
+    metas: Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyList>> {
+    let n = kinds.len();
+    if [&paths, &relpaths, &entities, &sizes, &metas]
+        .iter()
+        .any(|l| l.len() != n)
+    {
+        return Err(value_error("file_objects: lists of unequal lengths"));
+    }
+    let object_new = py
+        .import("builtins")?
+        .getattr("object")?
+        .getattr("__new__")?;
+    let mut out = Vec::with_capacity(n);
+    for (i, kind) in kinds.iter().enumerate() {
+        let cls = classes
+            .get(*kind)
+            .ok_or_else(|| value_error("file_objects: a file kind out of the classes"))?;
+        let f = object_new.call1((cls,))?;
+        f.setattr(pyo3::intern!(py, "path"), paths.get_item(i)?)?;
+        f.setattr(pyo3::intern!(py, "relpath"), relpaths.get_item(i)?)?;
+        f.setattr(pyo3::intern!(py, "entities"), entities.get_item(i)?)?;
+        f.setattr(pyo3::intern!(py, "size"), sizes.get_item(i)?)?;
+        f.setattr(pyo3::intern!(py, "dataset"), &dataset)?;
+        f.setattr(pyo3::intern!(py, "_metadata"), metas.get_item(i)?)?;
+        out.push(f);
+    }
+    PyList::new(py, out)
+}

@@ -235,6 +235,10 @@ def file_class(path: str) -> type:
     return BIDSFile
 
 
+# The file classes in the order of a saved index's ``kind`` codes (append only).
+FILE_CLASSES = (BIDSFile, BIDSJSONFile, BIDSDataFile, BIDSImageFile)
+
+
 def saved_files(paths, relpaths, entities, sizes, dataset, metas) -> list:
     """The file objects of a reloaded index, made without ``__init__`` (the saved values
     are already what it would store); the class looked up once per extension (the

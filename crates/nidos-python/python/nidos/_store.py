@@ -2,7 +2,8 @@
 columnar Arrow file format, "Feather v2"; memory-mapped when reloaded: unlike Parquet it
 needs no decoding, which was the largest part of a reload), a row per
 file of the layout and its derivative layouts (``dataset``, ``path``, ``relpath``,
-``size``, ``meta_id``, and one text column per entity, ``e:<name>``), with the
+``size``, ``meta_id``, ``kind`` (the file class, ``_files.FILE_CLASSES``), and one
+dictionary-coded text column per entity, ``e:<name>``), with the
 layouts, the distinct merged sidecars, the arguments it was made with and a
 fingerprint of the dataset in the file's key-value metadata. A later layout with the
 same arguments builds its files from it without listing the dataset, unless the
@@ -19,12 +20,14 @@ import os
 import sys
 from typing import Any, Dict, List, Optional
 
-from . import _native
+from . import _files, _native
 
 FILE = "nidos_layout.arrow"
 # A 32-bit unsigned array type code ('I' on every common platform).
 _U32 = "I" if array.array("I").itemsize == 4 else "L"
 _FIXED = ("dataset", "path", "relpath", "size", "meta_id")
+# The file classes by the code a row's ``kind`` holds.
+_KINDS = _files.FILE_CLASSES
 
 
 class LayoutInfo:
@@ -127,12 +130,15 @@ def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any])
     metadata: List[dict] = []
     meta_ids: Dict[int, int] = {}
     n = 0
+    kinds_col: List[int] = []
+    kind_of = {cls: i for i, cls in enumerate(_KINDS)}
     for i, lay in enumerate(layouts):
         for f in lay._files:
             fixed["dataset"].append(i)
             fixed["path"].append(f.path)
             fixed["relpath"].append(f.relpath)
             fixed["size"].append(int(f.size or 0))
+            kinds_col.append(kind_of[_files.file_class(f.path)])
             md = f._metadata
             if md:
                 mid = meta_ids.get(id(md))
@@ -163,8 +169,9 @@ def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any])
         pa.array(fixed["relpath"], pa.string()),
         pa.array(fixed["size"], pa.int64()),
         pa.array(fixed["meta_id"], pa.int64()),
+        pa.array(kinds_col, pa.int8()),
     ] + [pa.array(col, pa.string()).dictionary_encode() for col in ents.values()]
-    names = list(_FIXED) + ["e:" + k for k in ents]
+    names = list(_FIXED) + ["kind"] + ["e:" + k for k in ents]
     table = pa.Table.from_arrays(arrays, names=names)
     stamped_text = json.dumps(stamped_paths(layouts))
     meta = {
@@ -269,12 +276,14 @@ def _state(table: Any, meta: Dict[str, str], padded: Any) -> dict:
     by_id: Dict[Any, dict] = dict(enumerate(metadata))
     by_id[None] = {}
     metas = list(map(by_id.__getitem__, fixed["meta_id"]))
+    file_kinds = table.column("kind").to_pylist() if "kind" in table.column_names else None
     # Rows are written layout by layout: each layout's files are one slice.
     start = 0
     datasets = fixed["dataset"]
     for i, lay in enumerate(layouts):
         end = bisect.bisect_right(datasets, i, start)
         lay["files"] = (fixed["path"][start:end], fixed["relpath"][start:end], ents[start:end],
-                        fixed["size"][start:end], metas[start:end])
+                        fixed["size"][start:end], metas[start:end],
+                        None if file_kinds is None else file_kinds[start:end])
         start = end
     return {"entities": json.loads(meta["nidos.entities"]), "layouts": layouts}
