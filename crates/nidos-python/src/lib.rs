@@ -1,7 +1,8 @@
 //! The `nidos._native` extension module: thin entry points over the Rust crates. Each
 //! returns plain data (JSON text, Parquet bytes, or for the layout listing Python dicts and
 //! lists made after the work) that the Python package (`python/nidos`)
-//! turns into its objects; every long call runs with the GIL released.
+//! turns into its objects; every long call runs with the GIL released. `store` makes the
+//! objects of a reloaded `database_path` index (fingerprint, entity dicts, file objects).
 
 use pyo3::prelude::*;
 
