@@ -1,7 +1,8 @@
 //! The `nidos._native` extension module: thin entry points over the Rust crates. Each
 //! returns plain data (JSON text, Parquet bytes, or for the layout listing Python dicts and
 //! lists made after the work) that the Python package (`python/nidos`)
-//! turns into its objects; every long call runs with the GIL released.
+//! turns into its objects; every long call runs with the GIL released. `store` makes the
+//! objects of a reloaded `database_path` index (fingerprint, entity dicts, file objects).
 
 use pyo3::prelude::*;
 
@@ -10,6 +11,7 @@ mod index;
 mod rules;
 mod scan;
 mod schema;
+mod store;
 mod validate;
 
 #[pymodule]
@@ -23,6 +25,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rules::context_json, m)?)?;
     m.add_function(wrap_pyfunction!(index::index_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(index::find_roots, m)?)?;
+    m.add_function(wrap_pyfunction!(store::fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(store::entity_dicts, m)?)?;
+    m.add_function(wrap_pyfunction!(store::file_objects, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

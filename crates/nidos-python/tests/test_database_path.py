@@ -40,6 +40,14 @@ def test_reload_does_not_list_the_dataset(tiny, tmp_path, monkeypatch, validate)
         assert again.get(return_type="file") == expected
         assert {f.path: f.get_metadata() for f in again.get()} == metadata
         assert [f.entities for f in again.get()] == [f.entities for f in first.get()]
+        # The same value types, sidecar key order and file classes (the reload makes its
+        # file objects and entity dicts its own way; the entities' key order is the
+        # index's column order, not the listing's).
+        assert [sorted((k, type(v).__name__) for k, v in f.entities.items()) for f in again.get()] == [
+            sorted((k, type(v).__name__) for k, v in f.entities.items()) for f in first.get()]
+        assert [list(f.get_metadata()) for f in again.get()] == [list(f.get_metadata()) for f in first.get()]
+        assert [type(f) for f in again.get()] == [type(f) for f in first.get()]
+        assert all(f.dataset is not None for f in again.get())
         assert sorted(again.derivatives) == sorted(first.derivatives)
 
 

@@ -233,3 +233,32 @@ def file_class(path: str) -> type:
     if path.endswith(_IMAGE_EXTENSIONS):
         return BIDSImageFile
     return BIDSFile
+
+
+# The file classes in the order of a saved index's ``kind`` codes (append only).
+FILE_CLASSES = (BIDSFile, BIDSJSONFile, BIDSDataFile, BIDSImageFile)
+
+
+def saved_files(paths, relpaths, entities, sizes, dataset, metas) -> list:
+    """The file objects of a reloaded index, made without ``__init__`` (the saved values
+    are already what it would store); the class looked up once per extension (the
+    file name from its first dot: entities hold no dot)."""
+    classes: dict = {}
+    new = object.__new__
+    out = []
+    add = out.append
+    for p, r, e, z, m in zip(paths, relpaths, entities, sizes, metas):
+        name = p[p.rfind("/") + 1:]
+        tail = name[name.find("."):] if "." in name else "/"
+        cls = classes.get(tail)
+        if cls is None:
+            cls = classes[tail] = file_class(tail)
+        f = new(cls)
+        f.path = p
+        f.relpath = r
+        f.entities = e
+        f.size = z
+        f.dataset = dataset
+        f._metadata = m if m is not None else {}
+        add(f)
+    return out

@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _config, _native, _select, _store
 from . import _exceptions as _x
-from ._files import BIDSFile, Metadata, file_class
+from ._files import FILE_CLASSES, BIDSFile, Metadata, file_class, saved_files
 from ._paths import format_pattern
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -404,9 +404,12 @@ class Layout:
 
     def _set_saved_files(self, saved: dict) -> None:
         dataset = _Dataset(self)
-        paths, relpaths, ents, sizes, metas = saved["files"]
-        self._files = [file_class(p)(p, r, e, s, dataset, m)
-                       for p, r, e, s, m in zip(paths, relpaths, ents, sizes, metas)]
+        paths, relpaths, ents, sizes, metas, kinds = saved["files"]
+        if kinds is not None:
+            self._files = _native.file_objects(FILE_CLASSES, kinds, paths, relpaths, ents, sizes,
+                                               dataset, metas)
+        else:
+            self._files = saved_files(paths, relpaths, ents, sizes, dataset, metas)
         self._by_path = dict(zip(paths, self._files))
 
     def _init_child(self, parent: "Layout", root: str, description: Any, name: str) -> None:
@@ -668,7 +671,10 @@ class Layout:
                 valid = close or sorted(set(names.values()) | set(_NAME_FIELDS))
                 raise _x.TargetError(f"Unknown target '{target}'. Valid targets: {valid}")
             checks.append((tname, Query.ANY, False))
-        matched = [f for f in files if all(_matches(f, n, v, m, regex_search) for n, v, m in checks)]
+        if checks:
+            matched = [f for f in files if all(_matches(f, n, v, m, regex_search) for n, v, m in checks)]
+        else:
+            matched = list(files)
 
         if return_type in ("object", "obj", "objects"):
             return matched

@@ -2,22 +2,32 @@
 columnar Arrow file format, "Feather v2"; memory-mapped when reloaded: unlike Parquet it
 needs no decoding, which was the largest part of a reload), a row per
 file of the layout and its derivative layouts (``dataset``, ``path``, ``relpath``,
-``size``, ``meta_id``, and one text column per entity, ``e:<name>``), with the
+``size``, ``meta_id``, ``kind`` (the file class, ``_files.FILE_CLASSES``), and one
+dictionary-coded text column per entity, ``e:<name>``), with the
 layouts, the distinct merged sidecars, the arguments it was made with and a
 fingerprint of the dataset in the file's key-value metadata. A later layout with the
 same arguments builds its files from it without listing the dataset, unless the
 fingerprint (the modification times of the folders holding files, their parents, and
-the JSON files) changed: then the dataset is listed again and the index rewritten."""
+the JSON files, taken in Rust) changed: then the dataset is listed again and the index rewritten."""
 
 from __future__ import annotations
 
-import hashlib
+import array
+import base64
+import bisect
 import json
 import os
+import sys
 from typing import Any, Dict, List, Optional
 
+from . import _files, _native
+
 FILE = "nidos_layout.arrow"
+# A 32-bit unsigned array type code ('I' on every common platform).
+_U32 = "I" if array.array("I").itemsize == 4 else "L"
 _FIXED = ("dataset", "path", "relpath", "size", "meta_id")
+# The file classes by the code a row's ``kind`` holds.
+_KINDS = _files.FILE_CLASSES
 
 
 class LayoutInfo:
@@ -59,20 +69,53 @@ def stamped_paths(layouts: List[Any]) -> List[str]:
     return list(out)
 
 
-def fingerprint(paths: List[str]) -> str:
-    stat = os.stat
-    stamps = []
-    for p in paths:
-        try:
-            st = stat(p)
-            stamps.append(st.st_mtime_ns)
-            stamps.append(st.st_size)
-        except OSError:
-            stamps.append(-1)
-            stamps.append(-1)
-    h = hashlib.sha256("\0".join(paths).encode())
-    h.update(repr(stamps).encode())
-    return h.hexdigest()
+def fingerprint(stamped: str) -> str:
+    """The fingerprint of the paths in ``stamped`` (their JSON list): a hash of each
+    path's modification time and size, taken in Rust (off the GIL, on a few threads)."""
+    return _native.fingerprint(stamped)
+
+
+def _pack_metadata(metadata: List[dict]) -> dict:
+    """The merged sidecars with each distinct key-value pair stored once: ``pairs``
+    (``[key, value]``), and the sidecars as the pairs' indices in key order, all in one
+    run (``rows``) cut at ``ends``; both runs are little-endian 32-bit integers in
+    base64 (read back without parsing a number at a time)."""
+    pairs: List[list] = []
+    ids: Dict[tuple, int] = {}
+    rows = array.array(_U32)
+    ends = array.array(_U32)
+    for md in metadata:
+        for k, v in md.items():
+            tag = (k, json.dumps(v))
+            i = ids.get(tag)
+            if i is None:
+                i = ids[tag] = len(pairs)
+                pairs.append([k, v])
+            rows.append(i)
+        ends.append(len(rows))
+    if sys.byteorder != "little":
+        rows.byteswap()
+        ends.byteswap()
+    return {"pairs": pairs, "rows": base64.b64encode(rows.tobytes()).decode(),
+            "ends": base64.b64encode(ends.tobytes()).decode()}
+
+
+def _unpack_metadata(text: str) -> List[dict]:
+    packed = json.loads(text)
+    if isinstance(packed, list):  # an index written before the pairs were shared
+        return packed
+    get = packed["pairs"].__getitem__
+    rows = array.array(_U32, base64.b64decode(packed["rows"]))
+    ends = array.array(_U32, base64.b64decode(packed["ends"]))
+    if sys.byteorder != "little":
+        rows.byteswap()
+        ends.byteswap()
+    out = []
+    start = 0
+    for end in ends:
+        out.append(dict(map(get, rows[start:end])))
+        start = end
+    return out
 
 
 def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any]) -> None:
@@ -87,12 +130,15 @@ def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any])
     metadata: List[dict] = []
     meta_ids: Dict[int, int] = {}
     n = 0
+    kinds_col: List[int] = []
+    kind_of = {cls: i for i, cls in enumerate(_KINDS)}
     for i, lay in enumerate(layouts):
         for f in lay._files:
             fixed["dataset"].append(i)
             fixed["path"].append(f.path)
             fixed["relpath"].append(f.relpath)
             fixed["size"].append(int(f.size or 0))
+            kinds_col.append(kind_of[_files.file_class(f.path)])
             md = f._metadata
             if md:
                 mid = meta_ids.get(id(md))
@@ -123,10 +169,11 @@ def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any])
         pa.array(fixed["relpath"], pa.string()),
         pa.array(fixed["size"], pa.int64()),
         pa.array(fixed["meta_id"], pa.int64()),
-    ] + [pa.array(col, pa.string()) for col in ents.values()]
-    names = list(_FIXED) + ["e:" + k for k in ents]
+        pa.array(kinds_col, pa.int8()),
+    ] + [pa.array(col, pa.string()).dictionary_encode() for col in ents.values()]
+    names = list(_FIXED) + ["kind"] + ["e:" + k for k in ents]
     table = pa.Table.from_arrays(arrays, names=names)
-    stamped = stamped_paths(layouts)
+    stamped_text = json.dumps(stamped_paths(layouts))
     meta = {
         "nidos.info": json.dumps(info),
         "nidos.key": json.dumps(key, sort_keys=True),
@@ -136,9 +183,9 @@ def save(folder: str, info: dict, key: dict, entities: list, layouts: List[Any])
             {"name": lay._name, "root": lay.root, "description": lay.description}
             for lay in layouts
         ]),
-        "nidos.metadata": json.dumps(metadata),
-        "nidos.stamped": json.dumps(stamped),
-        "nidos.fingerprint": fingerprint(stamped),
+        "nidos.metadata": json.dumps(_pack_metadata(metadata)),
+        "nidos.stamped": stamped_text,
+        "nidos.fingerprint": fingerprint(stamped_text),
     }
     table = table.replace_schema_metadata(meta)
     os.makedirs(folder, exist_ok=True)
@@ -177,9 +224,12 @@ class Saved:
         since."""
         if self.meta.get("nidos.key") != json.dumps(wanted, sort_keys=True):
             return None
-        if fingerprint(json.loads(self.meta["nidos.stamped"])) != self.meta.get("nidos.fingerprint"):
+        if fingerprint(self.meta["nidos.stamped"]) != self.meta.get("nidos.fingerprint"):
             return None
-        return _state(self.file.read_all(), self.meta, padded)
+        try:
+            return _state(self.file.read_all(), self.meta, padded)
+        except (KeyError, ValueError, TypeError, IndexError):
+            return None  # an index this version cannot read: the dataset is listed again
 
 
 def open_index(folder: str) -> Optional[Saved]:
@@ -199,42 +249,41 @@ def key(folder: str) -> Optional[dict]:
 
 def _state(table: Any, meta: Dict[str, str], padded: Any) -> dict:
     layouts = json.loads(meta["nidos.layouts"])
-    metadata = json.loads(meta["nidos.metadata"])
+    metadata = _unpack_metadata(meta["nidos.metadata"])
     kinds = json.loads(meta["nidos.kinds"])
     fixed = {c: table.column(c).to_pylist() for c in _FIXED}
     n = table.num_rows
-    ents: List[dict] = [{} for _ in range(n)]
+    columns = []
     for name in table.column_names:
         if not name.startswith("e:"):
             continue
         k = name[2:]
         kind = kinds.get(k)
-        values = table.column(name).to_pylist()
-        if kind in ("int", "float", "bool"):
-            conv = {}
-            for v in set(values):
-                if v is None:
-                    continue
-                if kind == "int":
-                    conv[v] = padded(v) if v.isdigit() else v
-                elif kind == "float":
-                    conv[v] = float(v)
-                else:
-                    conv[v] = v == "True"
-            values = [conv.get(v) if v is not None else None for v in values]
-        for i, v in enumerate(values):
-            if v is not None:
-                ents[i][k] = v
-    empty: dict = {}
-    metas = [metadata[m] if m is not None else empty for m in fixed["meta_id"]]
+        col = table.column(name).combine_chunks()
+        if not hasattr(col, "indices"):
+            col = col.dictionary_encode()
+        # Each distinct value converted once; the files share its object.
+        values = col.dictionary.to_pylist()
+        if kind == "int":
+            values = [padded(v) if v is not None and v.isdigit() else v for v in values]
+        elif kind == "float":
+            values = [None if v is None else float(v) for v in values]
+        elif kind == "bool":
+            values = [None if v is None else v == "True" for v in values]
+        columns.append((k, col.indices.to_pylist(), values))
+    ents = _native.entity_dicts(n, columns)
+    # (pyarrow's fill_null would load pyarrow.compute: a quarter of a second.)
+    by_id: Dict[Any, dict] = dict(enumerate(metadata))
+    by_id[None] = {}
+    metas = list(map(by_id.__getitem__, fixed["meta_id"]))
+    file_kinds = table.column("kind").to_pylist() if "kind" in table.column_names else None
     # Rows are written layout by layout: each layout's files are one slice.
     start = 0
     datasets = fixed["dataset"]
     for i, lay in enumerate(layouts):
-        end = start
-        while end < n and datasets[end] == i:
-            end += 1
+        end = bisect.bisect_right(datasets, i, start)
         lay["files"] = (fixed["path"][start:end], fixed["relpath"][start:end], ents[start:end],
-                        fixed["size"][start:end], metas[start:end])
+                        fixed["size"][start:end], metas[start:end],
+                        None if file_kinds is None else file_kinds[start:end])
         start = end
     return {"entities": json.loads(meta["nidos.entities"]), "layouts": layouts}
