@@ -4,7 +4,9 @@
 //! - a whole run (`nidos_validate::validate`, in this process), beside
 //! - the incremental session's update after an edit of one leaf sidecar (a T1w's) and
 //!   after an edit of the top-level sidecar every n-back bold file inherits, measured
-//!   in the library (`Session::update`, the write excluded);
+//!   in the library (`Session::update`, the write excluded); the leaf edit also with
+//!   the later-version notes on (`Request::explain_later`, as `--watch` and `nidos lsp`
+//!   run);
 //! - `nidos validate --watch`: from the write of the leaf sidecar to the totals line
 //!   of its update on stdout (the release binary; includes the notification and the
 //!   30 ms quiet wait);
@@ -246,6 +248,18 @@ pub fn run(args: &[String]) -> Result<()> {
     let leaf_bad = updates_bad(&mut session, &root, leaf, s.runs)?;
     let (top_times, top_n) = updates(&mut session, &root, top, s.runs)?;
     drop(session);
+    // As `--watch` and `nidos lsp` run: with the later-version notes (the dataset
+    // declares an older version than the newest).
+    let later = Request {
+        explain_later: true,
+        ..Request::default()
+    };
+    let t = Instant::now();
+    let mut session = Session::new(&schema, &root, &later).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let later_first = ms(t.elapsed());
+    let (later_leaf, later_n) = updates(&mut session, &root, leaf, s.runs)?;
+    let later_bad = updates_bad(&mut session, &root, leaf, s.runs)?;
+    drop(session);
     let m = |v: &[f64]| median(v.to_vec());
     println!(
         "synthetic Std dataset, {} subjects, {files} files; medians of {} runs\n",
@@ -269,6 +283,17 @@ pub fn run(args: &[String]) -> Result<()> {
     println!(
         "| update after editing the top-level n-back bold sidecar (library) | {:.0} ms | {top_n} |",
         m(&top_times)
+    );
+    println!(
+        "| incremental session with later-version notes, first run (library) | {later_first:.0} ms | {files} |"
+    );
+    println!(
+        "| update after editing one leaf sidecar, later-version notes, issues unchanged (library) | {:.1} ms | {later_n} |",
+        m(&later_leaf)
+    );
+    println!(
+        "| update after editing one leaf sidecar, later-version notes, an issue new or resolved (library) | {:.1} ms | {later_n} |",
+        m(&later_bad)
     );
     let nidos = build_binary()?;
     let watch = watch_latency(&nidos, &root, leaf, s.runs)?;

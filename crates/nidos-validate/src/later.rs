@@ -36,10 +36,43 @@ fn later_than(schema: &Schema) -> Vec<String> {
     later
 }
 
+/// The newest supported version's rules, when a later version than `schema`'s is
+/// supported: loaded once per process and kept until it exits (an incremental session
+/// validates with them beside the applied rules, and sessions come and go).
+pub(crate) fn newest_rules(schema: &Schema) -> Option<&'static Arc<Schema>> {
+    static KEPT: std::sync::Mutex<Vec<&'static Arc<Schema>>> = std::sync::Mutex::new(Vec::new());
+    let newest = later_than(schema).pop()?;
+    let brand = &schema.brand.name;
+    let mut kept = KEPT.lock().ok()?;
+    if let Some(s) = kept
+        .iter()
+        .find(|s| s.version == newest && s.brand.name == *brand)
+    {
+        return Some(*s);
+    }
+    let loaded = Schema::bundled_for(Some(brand), Some(&newest)).ok()?;
+    let loaded: &'static Arc<Schema> = Box::leak(Box::new(Arc::new(loaded)));
+    kept.push(loaded);
+    Some(loaded)
+}
+
+/// The options of the newest rules' run over the whole dataset (HED left out: it does
+/// not depend on the version).
+pub(crate) fn newest_options(opts: &Options) -> Options {
+    Options {
+        progress: None,
+        skip_hed: true,
+        only_under: None,
+        only_kinds: None,
+        ..opts.clone()
+    }
+}
+
 /// With the bundled rules pinned to the version the dataset declares, says how many more
 /// issues the newest rules report ([`crate::report::NewestRules`], in the summary) and
 /// which issues only a later version would not raise (see [`crate::pinning`]). The
-/// phases are told to `opts.phases`.
+/// phases are told to `opts.phases`. `newest`: the newest rules and their report of the
+/// whole dataset ([`newest_options`]), when the caller has them.
 pub(crate) fn explain(
     report: &mut Report,
     schema: &Schema,
@@ -47,6 +80,7 @@ pub(crate) fn explain(
     opts: &Options,
     dir: &std::path::Path,
     open: &nidos_dataset::OpenOptions,
+    newest_run: Option<(&Arc<Schema>, &Report)>,
 ) {
     let key = schema.brand.version_key.clone();
     let brand = schema.brand.name.clone();
@@ -58,7 +92,8 @@ pub(crate) fn explain(
     // What was loaded stays until the process exits (freeing a tree of parsed
     // expressions costs about a tenth of loading it).
     // A version is loaded once (the newest serves the count and the notes).
-    let kept: std::cell::RefCell<Vec<Arc<Schema>>> = std::cell::RefCell::new(Vec::new());
+    let kept: std::cell::RefCell<Vec<Arc<Schema>>> =
+        std::cell::RefCell::new(newest_run.iter().map(|(s, _)| Arc::clone(s)).collect());
     let load = |v: &str| {
         if let Some(s) = kept.borrow().iter().find(|s| s.version == v) {
             return Some(s.clone());
@@ -73,20 +108,21 @@ pub(crate) fn explain(
     // The newest rules on the whole dataset (HED left out: it does not depend on the
     // version): the issues they add are counted for the summary, and the notes below
     // reuse the run for the newest version.
-    let full = load(&newest).and_then(|s| {
-        let whole = Options {
-            progress: None,
-            skip_hed: true,
-            only_under: None,
-            only_kinds: None,
-            ..opts.clone()
-        };
-        let again = nidos_dataset::Dataset::open_again(dir, &s, open, ds).ok()?;
-        let r = Engine::new(&s).validate_dataset(&again, &whole);
-        opts.lap(|| format!("newest rules: validate {newest}"));
-        Some(r)
-    });
-    if let Some(full) = &full {
+    let owned;
+    let full = match newest_run {
+        Some((_, r)) => Some(r),
+        None => {
+            owned = load(&newest).and_then(|s| {
+                let whole = newest_options(opts);
+                let again = nidos_dataset::Dataset::open_again(dir, &s, open, ds).ok()?;
+                let r = Engine::new(&s).validate_dataset(&again, &whole);
+                opts.lap(|| format!("newest rules: validate {newest}"));
+                Some(r)
+            });
+            owned.as_ref()
+        }
+    };
+    if let Some(full) = full {
         let applied: crate::issue::FastSet<_> = report.issues.iter().map(issue_key).collect();
         let more = full
             .issues
@@ -119,7 +155,7 @@ pub(crate) fn explain(
     let validate = |s: &Schema, recheck: &Recheck| {
         if s.version == newest {
             // The whole run covers every scope and kind a recheck asks for.
-            if let Some(full) = &full {
+            if let Some(full) = full {
                 return Some(full.clone());
             }
         }

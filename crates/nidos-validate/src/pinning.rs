@@ -65,6 +65,17 @@ fn sections_of(code: &str) -> Option<&'static [&'static str]> {
         .map(|(_, s)| *s)
 }
 
+/// Where the files that can change the note of `issue` are ([`scope_of`]), when its
+/// code is one a later version can judge differently.
+pub(crate) fn versioned_scope(issue: &Issue) -> Option<String> {
+    sections_of(issue.code()).map(|_| scope_of(issue))
+}
+
+/// Whether `issue`'s code is one a later version can judge differently.
+pub(crate) fn versioned(issue: &Issue) -> bool {
+    sections_of(issue.code()).is_some()
+}
+
 /// What an issue is about: the words of its sub-code (a field or column name, whole)
 /// and of its location's folder and file names (entities, labels, suffix), these also
 /// cut at their underscores (`dataset_description` names itself, `01_task` holds an

@@ -90,7 +90,7 @@ pub fn validate(dir: &Path, request: &Request) -> Result<Validation, RunError> {
         && matches!(request.source, Source::Bundled)
         && request.std_version.is_none()
     {
-        crate::later::explain(&mut report, &schema, &dataset, opts, dir, &open);
+        crate::later::explain(&mut report, &schema, &dataset, opts, dir, &open, None);
         opts.lap(|| "later versions (the rest)".to_owned());
     }
     let mut derivatives = Vec::new();

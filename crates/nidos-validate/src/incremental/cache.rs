@@ -410,6 +410,7 @@ impl<'s> Session<'s> {
         prepared: &mut Prepared,
     ) -> Result<(Session<'s>, CacheUse), RunError> {
         let mut session = Session::open(schema, dir, request, Vec::new())?;
+        session.start_newest()?;
         let root = root_text(dir);
         let mut used = CacheUse::default();
         let loaded = match prepared.take_parts(schema, request, &root) {

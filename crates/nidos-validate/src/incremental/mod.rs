@@ -34,6 +34,7 @@ mod affected;
 pub mod cache;
 mod delta;
 mod index;
+mod later_index;
 mod overlay;
 mod pass;
 
@@ -94,6 +95,15 @@ pub struct Session<'s> {
     /// The indexes kept between updates ([`index`]); `None` until made, or when the
     /// report cannot be patched (later-version notes, warnings left out).
     index: Option<index::Index>,
+    /// With later-version notes: the same dataset validated with the newest rules
+    /// (HED left out, as [`crate::later`] does), updated with the same changes; its
+    /// report gives the summary's count and the newest version's judgement of the notes.
+    newest: Option<Box<Session<'static>>>,
+    /// With later-version notes, what patching keeps ([`later_index`]).
+    later: Option<later_index::LaterIndex>,
+    /// Whether the last update patched the report (or left it as it was) rather than
+    /// putting it together whole.
+    patched: bool,
 }
 
 impl<'s> Session<'s> {
@@ -114,6 +124,7 @@ impl<'s> Session<'s> {
         contents: Vec<(String, Vec<u8>)>,
     ) -> Result<Session<'s>, RunError> {
         let mut session = Session::open(schema, dir, request, contents)?;
+        session.start_newest()?;
         session.prepare_hed();
         let all: Vec<usize> = (0..session.ds.files().len()).collect();
         session.recheck(&all);
@@ -157,7 +168,57 @@ impl<'s> Session<'s> {
             identities: HashMap::new(),
             report: Report::default(),
             index: None,
+            newest: None,
+            later: None,
+            patched: false,
         })
+    }
+
+    /// With later-version notes, opens and validates the dataset with the newest rules
+    /// beside this session (reading the same overlaid contents).
+    fn start_newest(&mut self) -> Result<(), RunError> {
+        if !self.later_notes() {
+            return Ok(());
+        }
+        let Some(rules) = crate::later::newest_rules(self.schema) else {
+            return Ok(());
+        };
+        let rules: &'static Schema = rules;
+        let request = Request {
+            explain_later: false,
+            recursive: false,
+            options: crate::later::newest_options(&self.request.options),
+            ..self.request.clone()
+        };
+        let ds = open_dataset(rules, &self.root, &self.open)?;
+        let mut newest = Session {
+            engine: Engine::new(rules),
+            schema: rules,
+            root: self.root.clone(),
+            request,
+            open: self.open.clone(),
+            buffers: self.buffers.clone(),
+            ds,
+            records: HashMap::new(),
+            hed: None,
+            hed_failed: None,
+            dataset_value: Value::Null,
+            subject_values: HashMap::new(),
+            identities: HashMap::new(),
+            report: Report::default(),
+            index: None,
+            newest: None,
+            later: None,
+            patched: false,
+        };
+        newest.prepare_hed();
+        let all: Vec<usize> = (0..newest.ds.files().len()).collect();
+        newest.recheck(&all);
+        newest.snapshot_values();
+        newest.report = newest.assemble();
+        newest.reindex();
+        self.newest = Some(Box::new(newest));
+        Ok(())
     }
 
     /// The finished run as [`crate::validate`] gives it (no derivative datasets).
@@ -237,6 +298,15 @@ impl<'s> Session<'s> {
         if rels.iter().any(|p| rules_input(p)) {
             return Ok(Outcome::RulesChanged);
         }
+        // The newest rules' report first: the notes and the count read it.
+        let newest_delta = match self.newest.as_mut() {
+            Some(newest) => match newest.update(&rels)? {
+                Outcome::Updated(d) => newest.patched.then_some(d),
+                Outcome::RulesChanged => return Ok(Outcome::RulesChanged),
+            },
+            None => None,
+        };
+        self.patched = false;
         let mut edited: Vec<(usize, u64)> = Vec::new();
         let mut moved: Vec<&str> = Vec::new();
         let mut anchors: Vec<String> = Vec::new();
@@ -266,6 +336,7 @@ impl<'s> Session<'s> {
             }
         }
         if edited.is_empty() && moved.is_empty() {
+            self.patched = true;
             return Ok(Outcome::Updated(Delta::default()));
         }
         let edited_paths: HashSet<&str> = edited
@@ -369,15 +440,34 @@ impl<'s> Session<'s> {
             // Every part the issues are made from is as it was: only the summary, which
             // reads sizes and task names, is made again.
             self.resummarize(size_only, size_delta);
+            self.patched = true;
             return Ok(Outcome::Updated(Delta {
                 resolved: Vec::new(),
                 new: Vec::new(),
                 rechecked,
             }));
         }
-        if indexed && flags_same && hed_before == self.hed_failed && self.patchable(&changes) {
+        let notes_stand = !self.later_notes()
+            || (newest_delta.is_some()
+                && self
+                    .later
+                    .as_ref()
+                    .is_some_and(|l| !rechecked.iter().any(|p| l.covers(p))));
+        if indexed
+            && flags_same
+            && hed_before == self.hed_failed
+            && notes_stand
+            && self.patchable(&changes)
+        {
             if let Some((resolved, new)) = self.patch(&again, &before) {
                 self.resummarize(size_only, size_delta);
+                if let (Some(later), Some(d)) = (self.later.as_mut(), &newest_delta) {
+                    later.apply(&resolved, &new, &d.resolved, &d.new);
+                    if let Some(n) = self.report.summary.newest_rules.as_mut() {
+                        n.more = later.more;
+                    }
+                }
+                self.patched = true;
                 return Ok(Outcome::Updated(Delta {
                     resolved,
                     new,
@@ -402,7 +492,12 @@ impl<'s> Session<'s> {
         let summary = &mut self.report.summary;
         match u64::try_from(i128::from(summary.size) + size_delta) {
             Ok(size) if size_only => summary.size = size,
-            _ => *summary = self.engine.summary(&self.ds),
+            _ => {
+                // The newest rules' count is the session's to keep.
+                let newest = summary.newest_rules.take();
+                *summary = self.engine.summary(&self.ds);
+                summary.newest_rules = newest;
+            }
         }
     }
 
@@ -444,14 +539,13 @@ impl<'s> Session<'s> {
 
     /// Whether the report can be patched after `changes` (content edits only): what the
     /// dataset-level checks read is unchanged (no edit at the root, the `dataset` and
-    /// `subject` objects and HED definitions as they were), and no later-version notes
-    /// or left-out warnings to make again.
+    /// `subject` objects and HED definitions as they were), and no left-out warnings
+    /// (the later-version notes are the caller's to check: [`later_index`]).
     fn patchable(&self, changes: &Changes<'_>) -> bool {
         changes.moved.is_empty()
             && !changes.dataset
             && changes.subjects.is_empty()
             && !changes.hed
-            && !self.later_notes()
             && !self.request.options.ignore_warnings
             && changes.edited.iter().all(|p| folder(p) != "/")
     }
@@ -468,8 +562,18 @@ impl<'s> Session<'s> {
     /// Makes the kept indexes again from every file's record and the report.
     fn reindex(&mut self) {
         self.index = None;
-        if self.later_notes() || self.request.options.ignore_warnings {
+        self.later = None;
+        if self.request.options.ignore_warnings {
             return;
+        }
+        if self.later_notes() {
+            let Some(newest) = &self.newest else {
+                return;
+            };
+            self.later = Some(later_index::LaterIndex::build(
+                &self.report.issues,
+                &newest.report.issues,
+            ));
         }
         self.ds.set_tree_wanted(self.engine.reads_tree);
         self.index = index::Index::build(
@@ -616,6 +720,10 @@ impl<'s> Session<'s> {
         gone.retain(|i| !came_set.contains(&index::Counted(i.clone())));
         came.retain(|i| !gone_set.contains(&index::Counted(i.clone())));
         if gone.len() + came.len() > PATCH_MAX {
+            return None;
+        }
+        // A note of a later version depends on the set of issues of its codes.
+        if self.later_notes() && gone.iter().chain(&came).any(crate::pinning::versioned) {
             return None;
         }
         // The report: every issue to go found first (nothing is changed when one is
@@ -781,7 +889,19 @@ impl<'s> Session<'s> {
             && matches!(self.request.source, Source::Bundled)
             && self.request.std_version.is_none()
         {
-            crate::later::explain(&mut report, self.schema, ds, opts, &self.root, &self.open);
+            let newest = self
+                .newest
+                .as_ref()
+                .and_then(|n| Some((crate::later::newest_rules(self.schema)?, &n.report)));
+            crate::later::explain(
+                &mut report,
+                self.schema,
+                ds,
+                opts,
+                &self.root,
+                &self.open,
+                newest,
+            );
         }
         report
     }
