@@ -363,6 +363,7 @@ fn incremental_equals_full_generated() {
 }
 
 #[test]
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
 fn incremental_equals_full_examples() {
     for name in ["asl001", "ds001", "eeg_matchingpennies"] {
         let src = Path::new(EXAMPLES).join(name);
@@ -381,6 +382,12 @@ fn incremental_equals_full_examples() {
 #[test]
 fn incremental_equals_full_with_later_notes() {
     check_dataset("gen", None, cases(), true);
+}
+
+/// [`incremental_equals_full_with_later_notes`] on copies of asl001 and ds001.
+#[test]
+#[cfg_attr(nidos_shared_absent, ignore = "needs ../shared (absent)")]
+fn incremental_equals_full_with_later_notes_examples() {
     for name in ["asl001", "ds001"] {
         let src = Path::new(EXAMPLES).join(name);
         if !src.is_dir() {
