@@ -125,13 +125,49 @@ impl<'s> Session<'s> {
     ) -> Result<Session<'s>, RunError> {
         let mut session = Session::open(schema, dir, request, contents)?;
         session.start_newest()?;
-        session.prepare_hed();
-        let all: Vec<usize> = (0..session.ds.files().len()).collect();
-        session.recheck(&all);
-        session.snapshot_values();
-        session.report = session.assemble();
-        session.reindex();
+        session.validate_whole();
         Ok(session)
+    }
+
+    /// Validates every file and puts the report and the kept indexes together.
+    fn validate_whole(&mut self) {
+        self.prepare_hed();
+        let all: Vec<usize> = (0..self.ds.files().len()).collect();
+        self.recheck(&all);
+        self.snapshot_values();
+        self.report = self.assemble();
+        self.reindex();
+    }
+
+    /// A session over the opened dataset `ds`, nothing validated yet.
+    fn unvalidated(
+        schema: &'s Schema,
+        root: PathBuf,
+        request: Request,
+        open: OpenOptions,
+        buffers: overlay::Buffers,
+        ds: Dataset,
+    ) -> Session<'s> {
+        Session {
+            engine: Engine::new(schema),
+            schema,
+            root,
+            request,
+            open,
+            buffers,
+            ds,
+            records: HashMap::new(),
+            hed: None,
+            hed_failed: None,
+            dataset_value: Value::Null,
+            subject_values: HashMap::new(),
+            identities: HashMap::new(),
+            report: Report::default(),
+            index: None,
+            newest: None,
+            later: None,
+            patched: false,
+        }
     }
 
     /// The dataset opened, nothing validated yet.
@@ -152,26 +188,14 @@ impl<'s> Session<'s> {
         }
         open.fs = Arc::new(overlay::OverlayFs::new(open.fs.clone(), buffers.clone()));
         let ds = open_dataset(schema, dir, &open)?;
-        Ok(Session {
-            engine: Engine::new(schema),
+        Ok(Session::unvalidated(
             schema,
-            root: dir.to_path_buf(),
-            request: request.clone(),
+            dir.to_path_buf(),
+            request.clone(),
             open,
             buffers,
             ds,
-            records: HashMap::new(),
-            hed: None,
-            hed_failed: None,
-            dataset_value: Value::Null,
-            subject_values: HashMap::new(),
-            identities: HashMap::new(),
-            report: Report::default(),
-            index: None,
-            newest: None,
-            later: None,
-            patched: false,
-        })
+        ))
     }
 
     /// With later-version notes, opens and validates the dataset with the newest rules
@@ -191,32 +215,15 @@ impl<'s> Session<'s> {
             ..self.request.clone()
         };
         let ds = open_dataset(rules, &self.root, &self.open)?;
-        let mut newest = Session {
-            engine: Engine::new(rules),
-            schema: rules,
-            root: self.root.clone(),
+        let mut newest = Session::unvalidated(
+            rules,
+            self.root.clone(),
             request,
-            open: self.open.clone(),
-            buffers: self.buffers.clone(),
+            self.open.clone(),
+            self.buffers.clone(),
             ds,
-            records: HashMap::new(),
-            hed: None,
-            hed_failed: None,
-            dataset_value: Value::Null,
-            subject_values: HashMap::new(),
-            identities: HashMap::new(),
-            report: Report::default(),
-            index: None,
-            newest: None,
-            later: None,
-            patched: false,
-        };
-        newest.prepare_hed();
-        let all: Vec<usize> = (0..newest.ds.files().len()).collect();
-        newest.recheck(&all);
-        newest.snapshot_values();
-        newest.report = newest.assemble();
-        newest.reindex();
+        );
+        newest.validate_whole();
         self.newest = Some(Box::new(newest));
         Ok(())
     }
