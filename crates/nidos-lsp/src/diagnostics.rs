@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Range};
 use nidos_dataset::Dataset;
 use nidos_schema::Schema;
+use nidos_validate::incremental::Delta;
 use nidos_validate::{Issue, Report, Severity};
 
 use crate::json_map::{self, Member};
@@ -57,42 +58,46 @@ pub struct Inputs<'a> {
     pub schema: &'a Schema,
 }
 
+/// What an update looks at again.
+#[derive(Clone, Copy)]
+pub enum Changed<'a> {
+    /// Every file (after a whole validation).
+    All,
+    /// The files whose text changed, and the report's changes since the last update
+    /// (in the order they happened).
+    Since {
+        edited: &'a HashSet<String>,
+        deltas: &'a [Delta],
+    },
+}
+
 impl Published {
-    /// Updates after a validation. `changed`: the files whose issues or text may have
-    /// changed (`None`: all). Returns the files whose diagnostics differ from those last
-    /// published, with their new lists (empty: cleared).
+    /// Updates after a validation. Returns the files whose diagnostics differ from
+    /// those last published, with their new lists (empty: cleared).
     pub fn update(
         &mut self,
         inp: &Inputs<'_>,
-        changed: Option<&HashSet<String>>,
+        changed: Changed<'_>,
     ) -> Vec<(String, Vec<Diagnostic>)> {
         // The issues of the files to look at again, by file.
-        let mut fresh: HashMap<String, Vec<Issue>> = HashMap::new();
-        for issue in &inp.report.issues {
-            if issue.severity == Severity::Ignore {
-                continue;
-            }
-            let file = file_of(&issue.location);
-            if changed.is_none_or(|c| c.contains(file)) {
-                fresh
-                    .entry(file.to_owned())
-                    .or_default()
-                    .push(issue.clone());
-            }
-        }
-        let mut look: HashSet<String> = match changed {
-            Some(c) => c.clone(),
-            None => self.files.keys().cloned().collect(),
+        let (mut fresh, look): (HashMap<String, Vec<Issue>>, Vec<String>) = match changed {
+            Changed::All => (by_file(inp.report), self.files.keys().cloned().collect()),
+            Changed::Since { edited, deltas } => (self.patched(edited, deltas), Vec::new()),
         };
-        look.extend(fresh.keys().cloned());
+        let edited = |rel: &str| match changed {
+            Changed::All => false,
+            Changed::Since { edited, .. } => edited.contains(rel),
+        };
+        let mut look: Vec<String> = look.into_iter().chain(fresh.keys().cloned()).collect();
+        look.sort();
+        look.dedup();
         let mut touched: HashSet<String> = HashSet::new();
         for rel in &look {
             let issues = fresh.remove(rel).unwrap_or_default();
-            let edited = changed.is_some_and(|c| c.contains(rel));
             let same = self
                 .files
                 .get(rel)
-                .is_some_and(|f| f.issues == issues && !edited);
+                .is_some_and(|f| f.issues == issues && !edited(rel));
             if same {
                 continue;
             }
@@ -133,6 +138,53 @@ impl Published {
                 },
             );
         }
+        self.lists(inp, touched)
+    }
+
+    /// The last published list of every file that has one.
+    #[cfg(test)]
+    pub fn sent(&self) -> &HashMap<String, Vec<Diagnostic>> {
+        &self.sent
+    }
+
+    /// The current issues of the edited files and of those the report's changes
+    /// concern: the issues last placed with the changes applied, in report order.
+    fn patched(&self, edited: &HashSet<String>, deltas: &[Delta]) -> HashMap<String, Vec<Issue>> {
+        let placed = |file: &str| {
+            self.files
+                .get(file)
+                .map(|f| f.issues.clone())
+                .unwrap_or_default()
+        };
+        let mut fresh: HashMap<String, Vec<Issue>> =
+            edited.iter().map(|f| (f.clone(), placed(f))).collect();
+        for delta in deltas {
+            let changes = delta.resolved.iter().map(|i| (i, false));
+            for (issue, new) in changes.chain(delta.new.iter().map(|i| (i, true))) {
+                if issue.severity == Severity::Ignore {
+                    continue;
+                }
+                let file = file_of(&issue.location);
+                let list = fresh.entry(file.to_owned()).or_insert_with(|| placed(file));
+                if new {
+                    list.push(issue.clone());
+                } else if let Some(at) = list.iter().position(|i| i == issue) {
+                    list.remove(at);
+                }
+            }
+        }
+        for list in fresh.values_mut() {
+            list.sort_by(|a, b| a.cmp_in_report(b, false));
+        }
+        fresh
+    }
+
+    /// The lists of the `touched` files that differ from those last published.
+    fn lists(
+        &mut self,
+        inp: &Inputs<'_>,
+        touched: HashSet<String>,
+    ) -> Vec<(String, Vec<Diagnostic>)> {
         // Each touched file's list: its own diagnostics, then those it holds as a
         // sidecar.
         let mut by_sidecar: HashMap<&str, Vec<(&Contribution, usize)>> = HashMap::new();
@@ -176,6 +228,18 @@ impl Published {
         }
         out
     }
+}
+
+/// The issues of a report to show, by file, in report order.
+fn by_file(report: &Report) -> HashMap<String, Vec<Issue>> {
+    let mut out: HashMap<String, Vec<Issue>> = HashMap::new();
+    for issue in &report.issues {
+        if issue.severity != Severity::Ignore {
+            let file = file_of(&issue.location);
+            out.entry(file.to_owned()).or_default().push(issue.clone());
+        }
+    }
+    out
 }
 
 fn code_of(d: &Diagnostic) -> String {

@@ -22,6 +22,8 @@ mod diagnostics;
 mod expected;
 mod hover;
 mod json_map;
+#[cfg(test)]
+mod published_cases;
 mod server;
 mod text;
 mod transport;

@@ -28,6 +28,7 @@ use nidos_schema::Source;
 use nidos_validate::incremental::{Outcome, Session};
 use nidos_validate::Request as RunRequest;
 
+use crate::diagnostics::Changed;
 use crate::workspace::{dataset_root_of, rules_input, Doc, View, Workspace};
 use crate::{actions, complete, diagnostics, hover};
 
@@ -153,7 +154,7 @@ impl Server<'_> {
             session: &mut session,
             plan: OnceLock::new(),
         };
-        self.publish(&live, None);
+        self.publish(&live, Changed::All);
         for req in std::mem::take(&mut self.deferred) {
             self.respond(req, Some(&live))?;
         }
@@ -201,28 +202,31 @@ impl Server<'_> {
         let Some(ws) = &self.ws else {
             return Ok(true);
         };
-        let mut changed: HashSet<String> = HashSet::new();
+        let mut edited: HashSet<String> = HashSet::new();
+        let mut deltas = Vec::new();
         for rel in std::mem::take(&mut self.pending) {
             let content = ws
                 .docs
                 .get(&ws.absolute(&rel))
                 .map(|d| d.text.clone().into_bytes());
             match live.session.set_overlay(&rel, content) {
-                Ok(Outcome::Updated(delta)) => {
-                    for i in delta.new.iter().chain(&delta.resolved) {
-                        changed.insert(diagnostics::file_of(&i.location).to_owned());
-                    }
-                }
+                Ok(Outcome::Updated(delta)) => deltas.push(delta),
                 Ok(Outcome::RulesChanged) => return Ok(false),
                 Err(e) => {
                     self.log(MessageType::ERROR, format!("nidos: cannot validate: {e}"));
                     return Ok(false);
                 }
             }
-            changed.insert(rel);
+            edited.insert(rel);
         }
         live.plan = OnceLock::new();
-        self.publish(live, Some(&changed));
+        self.publish(
+            live,
+            Changed::Since {
+                edited: &edited,
+                deltas: &deltas,
+            },
+        );
         Ok(true)
     }
 
@@ -332,9 +336,9 @@ impl Server<'_> {
         self.pending.insert(rel);
     }
 
-    /// Publishes the diagnostics that differ from those last published (`changed`: the
-    /// files whose issues or text may have changed; `None`: all).
-    fn publish(&mut self, live: &Live<'_, '_>, changed: Option<&HashSet<String>>) {
+    /// Publishes the diagnostics that differ from those last published (`changed`:
+    /// what may have changed since).
+    fn publish(&mut self, live: &Live<'_, '_>, changed: Changed<'_>) {
         let Some(ws) = &self.ws else { return };
         let view = live.view();
         let inputs = diagnostics::Inputs {
