@@ -187,12 +187,6 @@ impl Published {
     ) -> Vec<(String, Vec<Diagnostic>)> {
         // Each touched file's list: its own diagnostics, then those it holds as a
         // sidecar.
-        let mut by_sidecar: HashMap<&str, Vec<(&Contribution, usize)>> = HashMap::new();
-        for ((sidecar, _, _), (c, n)) in &self.counts {
-            if touched.contains(sidecar) {
-                by_sidecar.entry(sidecar).or_default().push((c, *n));
-            }
-        }
         let mut out = Vec::new();
         let mut touched: Vec<String> = touched.into_iter().collect();
         touched.sort();
@@ -202,12 +196,20 @@ impl Published {
                 .get(&rel)
                 .map(|f| f.own.clone())
                 .unwrap_or_default();
-            if let Some(held) = by_sidecar.get(rel.as_str()) {
+            // The counts are keyed by sidecar first: those of `rel` are one range.
+            let from = (rel.clone(), String::new(), String::new());
+            let held: Vec<(&Contribution, usize)> = self
+                .counts
+                .range(from..)
+                .take_while(|((sidecar, _, _), _)| *sidecar == rel)
+                .map(|(_, (c, n))| (c, *n))
+                .collect();
+            if !held.is_empty() {
                 let placer = Placer::new(inp.ws, &inp.ws.absolute(&rel));
                 for (c, n) in held {
                     let mut d = c.template.clone();
                     d.range = placer.place_key(Some(&c.key), c.value);
-                    d.message = if *n == 1 {
+                    d.message = if n == 1 {
                         format!("{} (in a file that inherits this sidecar)", d.message)
                     } else {
                         format!("{} (in {n} files that inherit this sidecar)", d.message)
