@@ -92,52 +92,42 @@ impl Published {
         look.sort();
         look.dedup();
         let mut touched: HashSet<String> = HashSet::new();
-        for rel in &look {
-            let issues = fresh.remove(rel).unwrap_or_default();
+        for rel in look {
+            let issues = fresh.remove(&rel).unwrap_or_default();
             let same = self
                 .files
-                .get(rel)
-                .is_some_and(|f| f.issues == issues && !edited(rel));
+                .get(&rel)
+                .is_some_and(|f| f.issues == issues && !edited(&rel));
             if same {
                 continue;
             }
-            touched.insert(rel.clone());
+            let diags = (!issues.is_empty()).then(|| place_file(inp, &rel, issues));
             // Take the old file's contributions out of the counts.
-            if let Some(old) = self.files.remove(rel) {
+            if let Some(old) = self.files.remove(&rel) {
                 for c in old.contributions {
-                    touched.insert(c.sidecar.clone());
-                    let key = (c.sidecar.clone(), code_of(&c.template), c.key.clone());
+                    let key = (c.sidecar, code_of(&c.template), c.key);
                     if let Some(entry) = self.counts.get_mut(&key) {
                         entry.1 -= 1;
                         if entry.1 == 0 {
                             self.counts.remove(&key);
                         }
                     }
+                    touched.insert(key.0);
                 }
             }
-            if issues.is_empty() {
-                continue;
+            if let Some(diags) = diags {
+                for c in &diags.contributions {
+                    touched.insert(c.sidecar.clone());
+                    let key = (c.sidecar.clone(), code_of(&c.template), c.key.clone());
+                    self.counts.entry(key).or_insert_with(|| (c.clone(), 0)).1 += 1;
+                }
+                self.files.insert(rel.clone(), diags);
             }
-            let placer = Placer::new(inp.ws, &inp.ws.absolute(rel));
-            let own = issues
-                .iter()
-                .map(|i| diagnostic(inp.report, i, placer.place(i)))
-                .collect();
-            let contributions = contributions(inp, rel, &issues);
-            for c in &contributions {
-                touched.insert(c.sidecar.clone());
-                let key = (c.sidecar.clone(), code_of(&c.template), c.key.clone());
-                self.counts.entry(key).or_insert_with(|| (c.clone(), 0)).1 += 1;
-            }
-            self.files.insert(
-                rel.clone(),
-                FileDiags {
-                    issues,
-                    own,
-                    contributions,
-                },
-            );
+            touched.insert(rel);
         }
+        let mut touched: Vec<String> = touched.into_iter().collect();
+        // The edited files first (what the user is looking at), then in path order.
+        touched.sort_by(|a, b| edited(b).cmp(&edited(a)).then_with(|| a.cmp(b)));
         self.lists(inp, touched)
     }
 
@@ -179,17 +169,12 @@ impl Published {
         fresh
     }
 
-    /// The lists of the `touched` files that differ from those last published.
-    fn lists(
-        &mut self,
-        inp: &Inputs<'_>,
-        touched: HashSet<String>,
-    ) -> Vec<(String, Vec<Diagnostic>)> {
+    /// The lists of the `touched` files that differ from those last published, in the
+    /// order given.
+    fn lists(&mut self, inp: &Inputs<'_>, touched: Vec<String>) -> Vec<(String, Vec<Diagnostic>)> {
         // Each touched file's list: its own diagnostics, then those it holds as a
         // sidecar.
         let mut out = Vec::new();
-        let mut touched: Vec<String> = touched.into_iter().collect();
-        touched.sort();
         for rel in touched {
             let mut list: Vec<Diagnostic> = self
                 .files
@@ -229,6 +214,21 @@ impl Published {
             out.push((rel, list));
         }
         out
+    }
+}
+
+/// One file's diagnostics, made from its issues.
+fn place_file(inp: &Inputs<'_>, rel: &str, issues: Vec<Issue>) -> FileDiags {
+    let placer = Placer::new(inp.ws, &inp.ws.absolute(rel));
+    let own = issues
+        .iter()
+        .map(|i| diagnostic(inp.report, i, placer.place(i)))
+        .collect();
+    let contributions = contributions(inp, rel, &issues);
+    FileDiags {
+        issues,
+        own,
+        contributions,
     }
 }
 
