@@ -12,8 +12,7 @@ mod compact;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(hed_suite)");
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/hed/tests");
+    let dir = manifest_dir().join("../../../shared/conformance/hed/tests");
     println!("cargo::rerun-if-changed={}", dir.display());
     if dir.is_dir() {
         println!("cargo::rustc-cfg=hed_suite");
@@ -21,8 +20,14 @@ fn main() {
     precompile_schemas();
 }
 
+/// The crate's folder as cargo gives it to this run (not as it was when the script was
+/// compiled: a script built for one checkout may run for another that shares the target).
+fn manifest_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"))
+}
+
 fn precompile_schemas() {
-    let schemas = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+    let schemas = manifest_dir().join("schemas");
     println!("cargo::rerun-if-changed={}", schemas.display());
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let entries = std::fs::read_dir(&schemas).expect("schemas/ is readable");
