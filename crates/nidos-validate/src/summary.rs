@@ -58,6 +58,25 @@ impl Engine<'_> {
     /// `Field description: …` for each (code, key) of a missing key among `issues`:
     /// the issue texts the reference gives them, held once per pair.
     pub(crate) fn field_messages(&self, issues: &[Issue]) -> crate::report::FieldMessages {
+        let mut out = crate::report::FieldMessages::default();
+        self.add_field_messages(&mut out, issues);
+        out
+    }
+
+    /// Adds to `out` the messages of the (code, key) pairs of `issues` it lacks (an
+    /// incremental update adds those of the issues that came; a pair whose issues went
+    /// may stay, since the map is only looked up by the issues of the report).
+    pub(crate) fn add_field_messages(
+        &self,
+        out: &mut crate::report::FieldMessages,
+        issues: &[Issue],
+    ) {
+        let may_lack = |i: &Issue| {
+            i.rule_id().is_some() && !i.sub_code().is_empty() && i.issue_message().is_none()
+        };
+        if !issues.iter().any(may_lack) {
+            return;
+        }
         let mut missing_codes: BTreeSet<&str> = [
             "JSON_KEY_RECOMMENDED",
             "JSON_KEY_REQUIRED",
@@ -67,19 +86,18 @@ impl Engine<'_> {
         .into_iter()
         .collect();
         missing_codes.extend(self.field_issue_specs().map(|spec| spec.code.as_str()));
-        let mut out = crate::report::FieldMessages::default();
         // The pairs already looked at (borrowed, foldhash): most issues repeat a pair, and
         // an owned key per issue cost two allocations and a SipHash lookup.
         let mut seen: crate::issue::FastSet<(&str, &str)> = crate::issue::FastSet::default();
         for i in issues {
-            if i.rule_id().is_none()
-                || i.sub_code().is_empty()
-                || i.issue_message().is_some()
-                || !missing_codes.contains(i.code().as_str())
-            {
+            if !may_lack(i) || !missing_codes.contains(i.code().as_str()) {
                 continue;
             }
             if !seen.insert((i.code().as_str(), i.sub_code().as_str())) {
+                continue;
+            }
+            let key = (i.code().to_string(), i.sub_code().to_string());
+            if out.contains_key(&key) {
                 continue;
             }
             if let Some(d) = self
@@ -87,11 +105,9 @@ impl Engine<'_> {
                 .metadata_def(i.sub_code().as_str())
                 .and_then(|d| d.description())
             {
-                let key = (i.code().to_string(), i.sub_code().to_string());
                 out.insert(key, format!("Field description: {d}"));
             }
         }
-        out
     }
 
     pub(crate) fn summary(&self, ds: &Dataset) -> Summary {

@@ -755,9 +755,6 @@ impl<'s> Session<'s> {
             .chain(&came)
             .map(|i| (i.code().to_string(), has_code(issues, i.code().as_str())))
             .collect();
-        let fields = gone.iter().chain(&came).any(|i| {
-            i.rule_id().is_some() && !i.sub_code().is_empty() && i.issue_message().is_none()
-        });
         at.sort_unstable();
         at.dedup();
         let issues = &mut self.report.issues;
@@ -771,9 +768,10 @@ impl<'s> Session<'s> {
         if codes.iter().any(|(c, was)| has_code(issues, c) != *was) {
             self.report.code_messages = self.engine.code_messages(issues);
         }
-        if fields {
-            self.report.field_messages = self.engine.field_messages(issues);
-        }
+        // The messages of the missing keys that came (those that went may stay: the
+        // map is only looked up by the report's issues).
+        self.engine
+            .add_field_messages(&mut self.report.field_messages, &came);
         self.index = Some(index);
         Some((gone, came))
     }
