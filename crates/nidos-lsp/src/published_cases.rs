@@ -155,12 +155,7 @@ fn replay(case: &Path) -> usize {
 
 #[test]
 fn patched_diagnostics_equal_a_new_sessions() {
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(cases_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    cases.sort();
+    let cases = nidos_testkit::files_with_extension(&cases_dir(), "yaml");
     assert!(!cases.is_empty(), "no cases in {}", cases_dir().display());
     let compared: usize = cases.iter().map(|c| replay(c)).sum();
     assert!(compared > 0, "no case edits a file");
